@@ -1,0 +1,144 @@
+# SPDX-License-Identifier: GPL-2.0
+# htbctl: BPF objects -> skeletons -> the htbctl binary, its tests and tools.
+# `make V=1` prints the commands.
+
+OUTPUT  ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+CC      ?= cc
+ARCH    := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.DEFAULT_GOAL := all
+
+PKGS     := libbpf inih libmnl json-c
+CFLAGS   ?= -O2 -g
+CFLAGS   += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP \
+	    -Iinclude -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
+LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lelf -lz -lpthread -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ \
+	      -Wall -Iinclude -Ivmlinux -I$(OUTPUT) -MMD -MP
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+SRCS      := $(wildcard src/*.c)
+OBJS      := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
+LIB_OBJS  := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
+LIB       := $(OUTPUT)/libhtbctl.a
+
+# Criterion suites: tests/unit needs no privileges, tests/bpf needs root.
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/bpf/%,$(BPFT_SRCS))
+TEST_LIBS := $(shell pkg-config --libs criterion)
+
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+FUZZ_SECONDS ?= 60
+
+all: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
+
+$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests/unit $(OUTPUT)/tests/bpf $(OUTPUT)/bench $(OUTPUT)/fuzz:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# Userspace objects may include any skeleton.
+$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUTPUT)/htbctl: $(OUTPUT)/src/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# The man page is generated from the command table, so it says what
+# `htbctl help` says.
+$(OUTPUT)/htbctl.8: $(OUTPUT)/htbctl
+	$(call msg,MAN,$@)
+	$(Q)$< help --man > $@
+
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/unit
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/bpf/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+
+$(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+
+# Fuzzers: libFuzzer with ASan and UBSan over the parsers only.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	       -Iinclude $(shell pkg-config --cflags $(PKGS))
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/main.c,$(SRCS)) \
+		$(LDLIBS) -o $@
+
+tests: $(UNIT_BINS) $(BPFT_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
+
+# All tiers, with a summary per tier (tests/run.sh).
+test: tests
+	$(Q)tests/run.sh
+
+test-unit: $(UNIT_BINS)
+	$(Q)tests/run.sh unit
+
+bench: $(BENCH_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
+	$(Q)scripts/bench.sh
+
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do \
+		n=$$(basename $$f); mkdir -p $(OUTPUT)/fuzz/$$n.corpus; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(OUTPUT)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
+	done
+
+install: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(OUTPUT)/htbctl $(DESTDIR)$(PREFIX)/sbin/htbctl
+	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
+	$(Q)for o in $(BPF_OBJS); do \
+		install -D -m 0644 $$o $(DESTDIR)$(PREFIX)/lib/htbctl/$$(basename $$o); done
+
+vmlinux:
+	$(Q)scripts/gen-vmlinux.sh
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)
+
+.PHONY: all tests test test-unit bench fuzz install vmlinux clean
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*.d $(OUTPUT)/tests/*/*.d $(OUTPUT)/bench/*.d)

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Types shared by the BPF program and userspace: map keys and values.
+ * Fixed-width types and explicit padding only, so both sides agree on the
+ * layout byte for byte. Field names of struct htb_class_state are part of
+ * the user contract (bpftool map dump shows them).
+ */
+#ifndef HTB_TYPES_H
+#define HTB_TYPES_H
+
+#ifdef __BPF__
+#include "vmlinux.h"
+#else
+#include <linux/types.h>
+#include <linux/bpf.h>
+#endif
+
+#define HTB_MAX_DEPTH		8	/* levels of classes, as in HTB */
+#define HTB_NO_CLASS		0xffffffffu
+#define HTB_MAX_MARK_MASKS	8	/* distinct mark masks in one config */
+#define HTB_NSEC_PER_SEC	1000000000ull
+#define HTB_MBUFFER_NS		(60 * HTB_NSEC_PER_SEC)	/* HTB's mbuffer */
+
+/* HTB's class modes (enum htb_cmode in sch_htb.c), same numbering. */
+enum htb_mode {
+	HTB_MODE_CANT_SEND = 0,
+	HTB_MODE_MAY_BORROW = 1,
+	HTB_MODE_CAN_SEND = 2,
+};
+
+enum htb_linklayer {
+	HTB_LINKLAYER_ETHERNET = 0,
+	HTB_LINKLAYER_ATM = 1,
+};
+
+/* A rate with its precomputed l2t multiplier (psched_ratecfg). */
+struct htb_ratecfg {
+	__u64 rate_Bps;		/* bytes per second */
+	__u32 mult;		/* l2t(len) = (len * mult) >> shift */
+	__u8 shift;
+	__u8 linklayer;		/* enum htb_linklayer */
+	__u16 mpu;
+	__s32 overhead;
+	__u32 pad;
+};
+
+/*
+ * Per-class parameters, written by the loader, read-only to the program.
+ * The conf map holds two generations (key = gen * capacity + index); a
+ * reload fills the inactive one and flips htb_runtime.gen, so a packet
+ * never sees a half-written tree.
+ */
+struct htb_class_conf {
+	struct htb_ratecfg rate;
+	struct htb_ratecfg ceil;
+	__s64 buffer;		/* ns of rate tokens a full bucket holds (burst) */
+	__s64 cbuffer;		/* ns of ceil tokens (cburst) */
+	__u64 limit_ns;		/* packets scheduled further out are dropped */
+	__u32 classid;		/* tc handle: major << 16 | minor */
+	__u32 depth;		/* entries used in path[] */
+	__u32 path[HTB_MAX_DEPTH];	/* path[0] = this class, then ancestors */
+	__u32 prio;
+	__u32 quantum;
+	__u32 flags;		/* HTB_CONF_* */
+	__u32 pad;
+	/* Reserved for the prio/quantum sharing issue: a control-plane limit
+	 * on how fast this class may borrow. rate_Bps == 0 means unlimited. */
+	struct htb_ratecfg borrow;
+};
+
+#define HTB_CONF_VALID	(1u << 0)
+#define HTB_CONF_LEAF	(1u << 1)
+
+/*
+ * Live token state of one class (HTB's struct htb_class fields), in ns.
+ * tokens/ctokens are as of t_c. Counters are updated under the lock, so
+ * they are exact across CPUs. drops is added atomically outside the lock.
+ */
+struct htb_class_state {
+	struct bpf_spin_lock lock;
+	__u32 mode;		/* enum htb_mode after the last charge */
+	__s64 tokens;
+	__s64 ctokens;
+	__u64 t_c;		/* time the tokens were last brought up to date */
+	__u64 last_stamp;	/* latest departure given to this class's packets */
+	__u64 bytes;		/* charged bytes (wire_len), this class and below */
+	__u64 packets;
+	__u64 drops;
+	__u64 overlimits;	/* changes into HTB_MODE_CANT_SEND */
+	__u64 lends;
+	__u64 borrows;
+};
+
+/* Values a running program reads on every packet; settable at run time. */
+struct htb_runtime {
+	__u32 gen;		/* active conf generation, 0 or 1 */
+	__u32 capacity;		/* class slots per generation */
+	__u32 hysteresis;	/* 0 off (default), 1 on */
+	__u32 pad;
+	__u64 horizon_ns;	/* an incoming tstamp beyond now + horizon is stale */
+	__u64 test_now_ns;	/* tests only: nonzero replaces the clock */
+};
+
+/* Per-generation classification settings (key = gen). */
+struct htb_tree_conf {
+	__u32 default_idx;	/* HTB_NO_CLASS: unclassified passes unshaped */
+	__u32 nmasks;
+	__u32 mark_masks[HTB_MAX_MARK_MASKS];
+};
+
+/* Device-wide per-CPU counters (key 0). */
+struct htb_dev_stats {
+	__u64 unclassified_packets;
+	__u64 unclassified_bytes;
+	__u64 stale_tstamps;
+	__u64 drops;
+};
+
+/* Classifier keys. Values of every classifier map are a __u32 class index. */
+struct htb_lpm4_key {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct htb_lpm6_key {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct htb_mark_key {
+	__u32 value;		/* already masked */
+	__u32 mask;
+};
+
+enum htb_port_dir {
+	HTB_PORT_SRC = 0,
+	HTB_PORT_DST = 1,
+};
+
+struct htb_port_key {
+	__u8 proto;		/* 0 = any, IPPROTO_TCP, IPPROTO_UDP */
+	__u8 dir;		/* enum htb_port_dir */
+	__u16 port;		/* host byte order */
+};
+
+#endif /* HTB_TYPES_H */

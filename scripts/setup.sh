@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install every Debian package that building, testing, the demo and the VM
+# harness need. Idempotent: packages already present are not fetched again.
+set -euo pipefail
+
+pkgs=(
+	# build
+	make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+	libinih-dev libmnl-dev libjson-c-dev
+	# unit tests, fuzzing
+	libcriterion-dev libclang-rt-14-dev
+	# network tests, demo, scenarios
+	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool
+	# VM harness (a Debian kernel with sch_fq under qemu)
+	qemu-system-x86 cpio kmod busybox-static
+)
+
+[ "$(id -u)" = 0 ] || { echo "setup: must run as root to install packages" >&2; exit 1; }
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "setup: installing ${missing[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# bpffs is where htbctl pins its maps and program.
+if ! mountpoint -q /sys/fs/bpf; then
+	mount -t bpf bpf /sys/fs/bpf
+fi
+echo "setup: all packages present"

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Commands whose issue has not landed yet: they say so and fail. Each
+ * moves to its own file when implemented. */
+#include "commands.h"
+
+#define NOT_YET(fn, name)						\
+int fn(const struct ctx *ctx, int argc, char **argv)			\
+{									\
+	p_err(ctx, "'%s' is not implemented yet", name);		\
+	return EXIT_FAIL;						\
+}
+
+NOT_YET(do_load, "load")
+NOT_YET(do_reload, "reload")
+NOT_YET(do_unload, "unload")
+NOT_YET(do_show, "show")
+NOT_YET(do_set, "set")
+NOT_YET(do_check, "check")
+NOT_YET(do_daemon, "daemon")

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htbctl: HTB semantics on an EDT datapath (clsact BPF + fq).
+ * The command table below is the only place the commands, their syntax
+ * and their help live: `htbctl help`, `htbctl CMD --help` and the man page
+ * (`htbctl help --man`) are all printed from it.
+ */
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "common.h"
+
+#ifndef HTBCTL_VERSION
+#define HTBCTL_VERSION "0.1"
+#endif
+
+struct cmd {
+	const char *name;
+	int (*func)(const struct ctx *ctx, int argc, char **argv);
+	const char *args;
+	const char *help;	/* one line */
+	const char *detail;	/* the rest, for CMD --help and the man page */
+};
+
+static const struct cmd cmds[] = {
+	{ "load", do_load, "dev IFACE config FILE [--no-qdisc]",
+	  "install and start shaping IFACE with the classes in FILE",
+	  "Checks privileges and kernel features, installs fq as the root qdisc "
+	  "(mq with one fq per TX queue on multi-queue devices), attaches the "
+	  "classifier to clsact egress and pins everything under "
+	  "/sys/fs/bpf/htbctl/IFACE/. --no-qdisc leaves the root qdisc alone: "
+	  "the stamps are then computed but only enforced if the operator runs fq." },
+	{ "reload", do_reload, "dev IFACE config FILE",
+	  "apply a changed FILE; unchanged classes keep their token state and counters",
+	  "FILE is validated first; a bad file changes nothing. Changed classes keep "
+	  "their tokens and take the new parameters; removed classes stop matching "
+	  "before they are removed; new ones are complete before anything "
+	  "classifies into them." },
+	{ "unload", do_unload, "dev IFACE",
+	  "remove everything htbctl installed on IFACE, and only that",
+	  "Removes the filter, the pins, the clsact qdisc htbctl created and its fq, "
+	  "restoring the root qdisc that was there before load." },
+	{ "show", do_show, "dev IFACE",
+	  "the class tree with its settings and live statistics",
+	  "Like tc -s class show: settings, sent bytes and packets, drops, "
+	  "overlimits, lends, borrows, tokens, ctokens and a current rate per class." },
+	{ "set", do_set, "dev IFACE hysteresis on|off",
+	  "flip mode hysteresis at run time, without a reload",
+	  "Takes effect on the next packet." },
+	{ "check", do_check, "config FILE",
+	  "validate FILE and print the class tree it describes; change nothing",
+	  "Prints every class with its effective values (defaults resolved), "
+	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
+	  "Needs no privileges." },
+	{ "daemon", do_daemon, "dev IFACE config FILE",
+	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped",
+	  "Loads FILE (or adopts an existing load), then reloads whenever FILE "
+	  "changes. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
+};
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
+
+static const char global_opts[] =
+	"  -j, --json     machine-readable output on stdout\n"
+	"  -v             more detail (libbpf messages)\n"
+	"      --version  print the version\n";
+
+static void usage_line(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "  htbctl %-7s%s\n", c->name, c->args);
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "Usage: htbctl [OPTIONS] COMMAND ARGS\n       htbctl help [COMMAND]\n\nCommands:\n");
+	for (size_t i = 0; i < NCMDS; i++) {
+		usage_line(f, &cmds[i]);
+		fprintf(f, "      %s\n", cmds[i].help);
+	}
+	fprintf(f, "\nOptions:\n%s", global_opts);
+}
+
+static void print_cmd_help(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "Usage:\n");
+	usage_line(f, c);
+	fprintf(f, "\n%s.\n%s\n", c->help, c->detail);
+}
+
+/* roff escapes: a leading '.' or '\'' and any backslash. */
+static void man_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void print_man(FILE *f)
+{
+	fprintf(f, ".TH HTBCTL 8 \"\" \"htbctl %s\" \"System Administration\"\n", HTBCTL_VERSION);
+	fprintf(f, ".SH NAME\nhtbctl \\- HTB traffic shaping with eBPF and fq\n");
+	fprintf(f, ".SH SYNOPSIS\n");
+	for (size_t i = 0; i < NCMDS; i++) {
+		fprintf(f, ".B htbctl %s\n", cmds[i].name);
+		man_text(f, cmds[i].args);
+		fprintf(f, "\n.br\n");
+	}
+	fprintf(f, ".SH COMMANDS\n");
+	for (size_t i = 0; i < NCMDS; i++) {
+		fprintf(f, ".TP\n.B %s ", cmds[i].name);
+		man_text(f, cmds[i].args);
+		fprintf(f, "\n");
+		man_text(f, cmds[i].help);
+		fprintf(f, ".\n");
+		man_text(f, cmds[i].detail);
+		fprintf(f, "\n");
+	}
+	fprintf(f, ".SH OPTIONS\n.nf\n");
+	man_text(f, global_opts);
+	fprintf(f, ".fi\n.SH EXIT STATUS\n0 success; 1 the request failed; 2 usage error.\n");
+	fprintf(f, ".SH SEE ALSO\n.BR tc (8),\n.BR tc-htb (8),\n.BR tc-fq (8),\n.BR bpftool (8)\n");
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NCMDS; i++)
+		if (!strcmp(cmds[i].name, name))
+			return &cmds[i];
+	return NULL;
+}
+
+static int do_help(const struct ctx *ctx, int argc, char **argv)
+{
+	const struct cmd *c;
+
+	if (argc == 0) {
+		print_usage(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[0], "--man")) {
+		print_man(stdout);
+		return EXIT_OK;
+	}
+	c = find_cmd(argv[0]);
+	if (!c) {
+		p_err(ctx, "unknown command '%s' (see 'htbctl help')", argv[0]);
+		return EXIT_USAGE;
+	}
+	print_cmd_help(stdout, c);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct ctx ctx = { .prog = "htbctl" };
+	const struct cmd *c;
+	int opt;
+
+	/* Options stop at the command word; command arguments are its own. */
+	while ((opt = getopt_long(argc, argv, "+jvh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			ctx.json = true;
+			break;
+		case 'v':
+			ctx.verbose++;
+			break;
+		case 'V':
+			printf("htbctl %s\n", HTBCTL_VERSION);
+			return EXIT_OK;
+		case 'h':
+			print_usage(stdout);
+			return EXIT_OK;
+		default:
+			print_usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0) {
+		print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[0], "help"))
+		return do_help(&ctx, argc - 1, argv + 1);
+	c = find_cmd(argv[0]);
+	if (!c) {
+		p_err(&ctx, "unknown command '%s' (see 'htbctl help')", argv[0]);
+		return EXIT_USAGE;
+	}
+	/* -j and -v may also follow the command word; --help anywhere. */
+	int n = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			print_cmd_help(stdout, c);
+			return EXIT_OK;
+		} else if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			ctx.json = true;
+		} else if (!strcmp(argv[i], "-v")) {
+			ctx.verbose++;
+		} else {
+			argv[1 + n++] = argv[i];
+		}
+	}
+	return c->func(&ctx, n, argv + 1);
+}

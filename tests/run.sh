@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# Runs the test tiers and prints a summary per tier, then one closing line
+# "N passed, N failed, N skipped". Exit status 1 if anything failed.
+#   tests/run.sh [TIER...]   tiers: unit cli bpf net vm (default: all)
+#
+# unit: Criterion suites in build/tests/unit (no privileges needed)
+# cli:  tests/cli/*.sh, htbctl driven as a user would (no privileges)
+# bpf:  Criterion suites in build/tests/bpf (root: load the program, test_run)
+# net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
+# vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
+#
+# Shell tests print one line per case: "PASS name", "FAIL name: why" or
+# "SKIP name: why". A tier that cannot run here says SKIP with the reason;
+# with CI=true a skipped tier counts as a failure, since CI must not depend
+# on a skip.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+OUT=${OUTPUT:-build}
+tiers=("$@")
+[ ${#tiers[@]} -gt 0 ] || tiers=(unit cli bpf net vm)
+
+total_pass=0 total_fail=0 total_skip=0
+summary=()
+
+run_criterion() {	# binary -> adds to tier counters
+	local bin=$1 log
+	log=$(mktemp)
+	"$bin" --jobs 2 >"$log" 2>&1
+	local rc=$?
+	grep -E '\[(FAIL|----)\]|Synthesis' "$log" | grep -v '^\[----\] *$' | head -40 >&2
+	local line passing failing crashing
+	line=$(grep 'Synthesis' "$log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g')
+	if [ -z "$line" ]; then
+		echo "FAIL $(basename "$bin"): no Criterion summary (rc=$rc)" >&2
+		sed 's/^/    /' "$log" | tail -20 >&2
+		t_fail=$((t_fail + 1))
+	else
+		passing=$(sed -n 's/.*Passing: *\([0-9]*\).*/\1/p' <<<"$line")
+		failing=$(sed -n 's/.*Failing: *\([0-9]*\).*/\1/p' <<<"$line")
+		crashing=$(sed -n 's/.*Crashing: *\([0-9]*\).*/\1/p' <<<"$line")
+		t_pass=$((t_pass + passing))
+		t_fail=$((t_fail + failing + crashing))
+		[ "$rc" = 0 ] || [ $((failing + crashing)) -gt 0 ] || t_fail=$((t_fail + 1))
+	fi
+	rm -f "$log"
+}
+
+run_script() {		# script [runner...] -> counts PASS/FAIL/SKIP lines
+	local log rc
+	log=$(mktemp)
+	"$@" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	local p f s
+	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))
+	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
+		echo "FAIL $*: exited $rc without reporting a failed case"
+		t_fail=$((t_fail + 1))
+	fi
+	if [ $((p + f + s)) = 0 ] && [ "$rc" = 0 ]; then
+		echo "FAIL $*: reported no cases"
+		t_fail=$((t_fail + 1))
+	fi
+	rm -f "$log"
+}
+
+tier_skip() {		# reason
+	echo "SKIP tier $tier: $1"
+	t_skip=$((t_skip + 1))
+	if [ "${CI:-}" = true ]; then
+		echo "FAIL tier $tier: CI does not accept a skipped tier"
+		t_fail=$((t_fail + 1))
+	fi
+}
+
+for tier in "${tiers[@]}"; do
+	t_pass=0 t_fail=0 t_skip=0
+	echo "=== tier $tier"
+	case $tier in
+	unit)
+		for b in "$OUT"/tests/unit/test_*; do
+			[ -x "$b" ] && run_criterion "$b"
+		done ;;
+	cli)
+		for s in tests/cli/*.sh; do
+			[ -f "$s" ] && run_script bash "$s"
+		done ;;
+	bpf)
+		if [ "$(id -u)" != 0 ]; then
+			tier_skip "needs root to load BPF programs"
+		else
+			for b in "$OUT"/tests/bpf/test_*; do
+				[ -x "$b" ] && run_criterion "$b"
+			done
+		fi ;;
+	net)
+		if [ "$(id -u)" != 0 ]; then
+			tier_skip "needs root for network namespaces"
+		else
+			for s in tests/net/*.sh; do
+				[ -f "$s" ] && run_script bash "$s"
+			done
+		fi ;;
+	vm)
+		if [ "$(id -u)" != 0 ]; then
+			tier_skip "needs root to boot the VM"
+		elif [ ! -x scripts/vm.sh ]; then
+			tier_skip "scripts/vm.sh is missing"
+		else
+			for s in tests/vm/*.sh; do
+				[ -f "$s" ] && run_script scripts/vm.sh run "bash $s"
+			done
+		fi ;;
+	*)
+		echo "unknown tier '$tier'" >&2
+		exit 2 ;;
+	esac
+	if [ $((t_pass + t_fail + t_skip)) = 0 ]; then
+		echo "FAIL tier $tier: no tests found"
+		t_fail=1
+	fi
+	summary+=("$(printf '%-5s %5d passed, %d failed, %d skipped' "$tier" "$t_pass" "$t_fail" "$t_skip")")
+	total_pass=$((total_pass + t_pass))
+	total_fail=$((total_fail + t_fail))
+	total_skip=$((total_skip + t_skip))
+done
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed, $total_skip skipped"
+[ "$total_fail" = 0 ]
