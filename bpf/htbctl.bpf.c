@@ -1,28 +1,406 @@
 // SPDX-License-Identifier: GPL-2.0
-/* tc clsact egress: classify, compute the HTB departure time, stamp it. */
+/*
+ * tc clsact egress: classify, compute the HTB departure time, stamp it.
+ *
+ * The algorithm is include/htb_sched.h (shared with the userspace tests);
+ * this file provides its environment (array-map lookups, bpf_spin_lock),
+ * the classifier and the glue. Maps and their keys: docs/DESIGN.md and
+ * include/htb_types.h. Sizes are set by the loader before load
+ * (bpf_map__set_max_entries); the defaults here are deliberately small.
+ *
+ * Only helpers that Debian's 6.1 has are used: map lookups,
+ * bpf_ktime_get_ns, bpf_skb_load_bytes, bpf_skb_cgroup_id, bpf_spin_lock.
+ * Loops are plain bounded loops.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
 #include "htb_types.h"
 
-/* Sizes are set by the loader before load (bpf_map__set_max_entries). */
+#define TC_ACT_OK		0
+#define TC_ACT_SHOT		2
+#define ETH_HLEN		14
+#define ETH_P_IP		0x0800
+#define ETH_P_IPV6		0x86DD
+#define ETH_P_8021Q		0x8100
+#define ETH_P_8021AD		0x88A8
+#define IPPROTO_TCP_		6
+#define IPPROTO_UDP_		17
+#define NEXTHDR_HOP		0
+#define NEXTHDR_ROUTING		43
+#define NEXTHDR_FRAGMENT	44
+#define NEXTHDR_AUTH		51
+#define NEXTHDR_DEST		60
+#define HTB_V6_EXT_MAX		4	/* extension headers walked at most */
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2 * 1024);
+	__uint(max_entries, 2 * 64);
 	__type(key, __u32);
 	__type(value, struct htb_class_conf);
 } class_conf SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 64);
 	__type(key, __u32);
 	__type(value, struct htb_class_state);
 } class_state SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct htb_runtime);
+} runtime SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct htb_tree_conf);
+} tree_conf SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);		/* classid */
+	__type(value, __u32);
+} cls_prio SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct htb_mark_key);
+	__type(value, __u32);
+} cls_mark SEC(".maps");
+
+#define LPM_MAP(name, keytype)					\
+struct {							\
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
+	__uint(max_entries, 64);				\
+	__uint(map_flags, BPF_F_NO_PREALLOC);			\
+	__type(key, keytype);					\
+	__type(value, __u32);					\
+} name SEC(".maps")
+
+LPM_MAP(cls_dst4, struct htb_lpm4_key);
+LPM_MAP(cls_src4, struct htb_lpm4_key);
+LPM_MAP(cls_dst6, struct htb_lpm6_key);
+LPM_MAP(cls_src6, struct htb_lpm6_key);
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct htb_port_key);
+	__type(value, __u32);
+} cls_port SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u64);		/* cgroup v2 id */
+	__type(value, __u32);
+} cls_cgroup SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct htb_dev_stats);
+} dev_stats SEC(".maps");
+
+/* ---- the environment of include/htb_sched.h ---- */
+
+struct htb_env {
+	__u32 gen;
+	__u32 cap;
+};
+
+static __always_inline const struct htb_class_conf *
+env_conf(const struct htb_env *env, __u32 idx)
+{
+	__u32 key = env->gen * env->cap + idx;
+
+	if (idx >= env->cap)
+		return NULL;
+	return bpf_map_lookup_elem(&class_conf, &key);
+}
+
+static __always_inline struct htb_class_state *
+env_state(const struct htb_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&class_state, &idx);
+}
+
+#define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
+#define HTB_ENV_STATE(env, idx)	env_state(env, idx)
+#ifdef HTB_NO_LOCK
+/* bench/bpf/htbctl_nolock.bpf.c: the same program without locks, only to
+ * measure what the locks cost and what they protect. Never installed. */
+#define HTB_LOCK(st)		do { } while (0)
+#define HTB_UNLOCK(st)		do { } while (0)
+#else
+#define HTB_LOCK(st)		bpf_spin_lock(&(st)->lock)
+#define HTB_UNLOCK(st)		bpf_spin_unlock(&(st)->lock)
+#endif
+
+#include "htb_sched.h"
+
+/* ---- classification ---- */
+
+struct pkt {
+	__u8 family;		/* 4, 6 or 0 (not IP) */
+	__u8 l4proto;
+	__u8 has_ports;
+	__u8 pad;
+	__u16 sport, dport;	/* host order */
+	__u8 saddr[16];
+	__u8 daddr[16];
+};
+
+/* Parse L3/L4 far enough for the address and port classifiers. */
+static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
+{
+	__u32 off = ETH_HLEN, l4off = 0;
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u8 nexthdr = 0;
+	int i;
+
+	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
+		__be16 inner;
+
+		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
+			return;
+		proto = bpf_ntohs(inner);
+		off += 4;
+	}
+
+	if (proto == ETH_P_IP) {
+		struct iphdr ip;
+
+		if (bpf_skb_load_bytes(skb, off, &ip, sizeof(ip)) ||
+		    ip.version != 4 || ip.ihl < 5)
+			return;
+		pk->family = 4;
+		__builtin_memcpy(pk->saddr, &ip.saddr, 4);
+		__builtin_memcpy(pk->daddr, &ip.daddr, 4);
+		/* no ports in non-first fragments */
+		if (bpf_ntohs(ip.frag_off) & 0x1fff)
+			return;
+		nexthdr = ip.protocol;
+		l4off = off + ip.ihl * 4;
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr ip6;
+
+		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
+			return;
+		pk->family = 6;
+		__builtin_memcpy(pk->saddr, &ip6.saddr, 16);
+		__builtin_memcpy(pk->daddr, &ip6.daddr, 16);
+		nexthdr = ip6.nexthdr;
+		l4off = off + sizeof(ip6);
+		/* A few extension headers; anything stranger gets no ports. */
+		for (i = 0; i < HTB_V6_EXT_MAX; i++) {
+			__u8 h[8];
+
+			if (nexthdr != NEXTHDR_HOP && nexthdr != NEXTHDR_ROUTING &&
+			    nexthdr != NEXTHDR_DEST && nexthdr != NEXTHDR_FRAGMENT &&
+			    nexthdr != NEXTHDR_AUTH)
+				break;
+			if (bpf_skb_load_bytes(skb, l4off, h, sizeof(h)))
+				return;
+			if (nexthdr == NEXTHDR_FRAGMENT) {
+				if (((h[2] << 8) | h[3]) & 0xfff8)
+					return;	/* not the first fragment */
+				l4off += 8;
+			} else if (nexthdr == NEXTHDR_AUTH) {
+				l4off += (h[1] + 2) * 4;
+			} else {
+				l4off += (h[1] + 1) * 8;
+			}
+			nexthdr = h[0];
+		}
+	} else {
+		return;
+	}
+
+	if (nexthdr == IPPROTO_TCP_ || nexthdr == IPPROTO_UDP_) {
+		__be16 ports[2];
+
+		if (bpf_skb_load_bytes(skb, l4off, ports, sizeof(ports)))
+			return;
+		pk->l4proto = nexthdr;
+		pk->sport = bpf_ntohs(ports[0]);
+		pk->dport = bpf_ntohs(ports[1]);
+		pk->has_ports = 1;
+	}
+}
+
+static __always_inline __u32 *lookup_port(__u8 proto, __u8 dir, __u16 port)
+{
+	struct htb_port_key key = { .proto = proto, .dir = dir, .port = port };
+
+	return bpf_map_lookup_elem(&cls_port, &key);
+}
+
+#define ADDR_SKIP (HTB_SKIP_DST4 | HTB_SKIP_SRC4 | HTB_SKIP_DST6 | \
+		   HTB_SKIP_SRC6 | HTB_SKIP_PORT)
+
+/* Precedence (DESIGN.md): priority == leaf classid, mark, dst prefix, src
+ * prefix, ports (dport before sport, protocol before any), cgroup. */
+static __always_inline __u32 classify(struct __sk_buff *skb,
+				      const struct htb_tree_conf *tc)
+{
+	__u32 skip = tc->skip, nmasks = tc->nmasks, *v;
+	__u32 prio = skb->priority, mark = skb->mark;
+	int i;
+
+	if (!(skip & HTB_SKIP_PRIO) && (prio >> 16)) {
+		v = bpf_map_lookup_elem(&cls_prio, &prio);
+		if (v)
+			return *v;
+	}
+
+	for (i = 0; i < HTB_MAX_MARK_MASKS; i++) {
+		struct htb_mark_key mk;
+
+		if (i >= nmasks)
+			break;
+		mk.mask = tc->mark_masks[i];
+		mk.value = mark & mk.mask;
+		v = bpf_map_lookup_elem(&cls_mark, &mk);
+		if (v)
+			return *v;
+	}
+
+	if ((skip & ADDR_SKIP) != ADDR_SKIP) {
+		struct pkt pk = {};
+
+		parse(skb, &pk);
+		if (pk.family == 4) {
+			struct htb_lpm4_key k4 = { .prefixlen = 32 };
+
+			if (!(skip & HTB_SKIP_DST4)) {
+				__builtin_memcpy(k4.addr, pk.daddr, 4);
+				v = bpf_map_lookup_elem(&cls_dst4, &k4);
+				if (v)
+					return *v;
+			}
+			if (!(skip & HTB_SKIP_SRC4)) {
+				__builtin_memcpy(k4.addr, pk.saddr, 4);
+				v = bpf_map_lookup_elem(&cls_src4, &k4);
+				if (v)
+					return *v;
+			}
+		} else if (pk.family == 6) {
+			struct htb_lpm6_key k6 = { .prefixlen = 128 };
+
+			if (!(skip & HTB_SKIP_DST6)) {
+				__builtin_memcpy(k6.addr, pk.daddr, 16);
+				v = bpf_map_lookup_elem(&cls_dst6, &k6);
+				if (v)
+					return *v;
+			}
+			if (!(skip & HTB_SKIP_SRC6)) {
+				__builtin_memcpy(k6.addr, pk.saddr, 16);
+				v = bpf_map_lookup_elem(&cls_src6, &k6);
+				if (v)
+					return *v;
+			}
+		}
+		if (pk.has_ports && !(skip & HTB_SKIP_PORT)) {
+			v = lookup_port(pk.l4proto, HTB_PORT_DST, pk.dport);
+			if (!v)
+				v = lookup_port(0, HTB_PORT_DST, pk.dport);
+			if (!v)
+				v = lookup_port(pk.l4proto, HTB_PORT_SRC, pk.sport);
+			if (!v)
+				v = lookup_port(0, HTB_PORT_SRC, pk.sport);
+			if (v)
+				return *v;
+		}
+	}
+
+	if (!(skip & HTB_SKIP_CGROUP)) {
+		__u64 cg = bpf_skb_cgroup_id(skb);
+
+		if (cg) {
+			v = bpf_map_lookup_elem(&cls_cgroup, &cg);
+			if (v)
+				return *v;
+		}
+	}
+	return tc->default_idx;
+}
+
+/* The conf of a valid leaf, or NULL. */
+static __always_inline const struct htb_class_conf *
+leaf_conf(const struct htb_env *env, __u32 idx)
+{
+	const struct htb_class_conf *c;
+
+	if (idx == HTB_NO_CLASS)
+		return NULL;
+	c = env_conf(env, idx);
+	if (!c || (c->flags & (HTB_CONF_VALID | HTB_CONF_LEAF)) !=
+		  (HTB_CONF_VALID | HTB_CONF_LEAF))
+		return NULL;
+	return c;
+}
+
 SEC("tc")
 int htb_egress(struct __sk_buff *skb)
 {
-	return 0;
+	const struct htb_class_conf *conf;
+	const struct htb_tree_conf *tc;
+	const struct htb_runtime *rt;
+	struct htb_dev_stats *ds;
+	struct htb_decision d;
+	struct htb_params p;
+	struct htb_env env;
+	__u32 zero = 0, len, idx;
+	int verdict;
+
+	rt = bpf_map_lookup_elem(&runtime, &zero);
+	ds = bpf_map_lookup_elem(&dev_stats, &zero);
+	if (!rt || !ds)
+		return TC_ACT_OK;
+	env.gen = rt->gen & 1;
+	env.cap = rt->capacity;
+	tc = bpf_map_lookup_elem(&tree_conf, &env.gen);
+	if (!tc)
+		return TC_ACT_OK;
+
+	len = skb->wire_len;
+	if (!len)
+		len = skb->len;
+
+	idx = classify(skb, tc);
+	conf = leaf_conf(&env, idx);
+	if (!conf && idx != tc->default_idx)
+		conf = leaf_conf(&env, tc->default_idx);
+	if (!conf)
+		goto unshaped;
+
+	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
+	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
+	p.hysteresis = rt->hysteresis;
+	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
+	if (d.stale)
+		ds->stale_tstamps++;
+	if (verdict == HTB_SEND) {
+		skb->tstamp = d.tstamp;
+		return TC_ACT_OK;
+	}
+	if (verdict == HTB_DROP) {
+		ds->drops++;
+		return TC_ACT_SHOT;
+	}
+unshaped:
+	ds->unclassified_packets++;
+	ds->unclassified_bytes += len;
+	return TC_ACT_OK;
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -20,6 +20,10 @@
 #define HTB_MAX_MARK_MASKS	8	/* distinct mark masks in one config */
 #define HTB_NSEC_PER_SEC	1000000000ull
 #define HTB_MBUFFER_NS		(60 * HTB_NSEC_PER_SEC)	/* HTB's mbuffer */
+/* htb_runtime.horizon_ns == 0 means this (fq's default horizon). */
+#define HTB_DEFAULT_HORIZON_NS	(10 * HTB_NSEC_PER_SEC)
+/* htb_class_conf.limit_ns == 0 means this. */
+#define HTB_DEFAULT_LIMIT_NS	(100 * 1000 * 1000ull)
 
 /* HTB's class modes (enum htb_cmode in sch_htb.c), same numbering. */
 enum htb_mode {
@@ -64,8 +68,10 @@ struct htb_class_conf {
 	__u32 flags;		/* HTB_CONF_* */
 	__u32 pad;
 	/* Reserved for the prio/quantum sharing issue: a control-plane limit
-	 * on how fast this class may borrow. rate_Bps == 0 means unlimited. */
+	 * on how fast this class may borrow. rate_Bps == 0 means unlimited
+	 * (the datapath then ignores borrow, bbuffer and the b* state). */
 	struct htb_ratecfg borrow;
+	__s64 bbuffer;		/* ns of borrow tokens a full bucket holds */
 };
 
 #define HTB_CONF_VALID	(1u << 0)
@@ -73,8 +79,11 @@ struct htb_class_conf {
 
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.
- * tokens/ctokens are as of t_c. Counters are updated under the lock, so
- * they are exact across CPUs. drops is added atomically outside the lock.
+ * tokens/ctokens are as of t_c, the clock at the class's last charge (see
+ * include/htb_sched.h: a negative value is how far the class's schedule
+ * runs ahead of the clock). Everything is updated under the lock, so
+ * counters are exact across CPUs. An all-zero entry is a fresh class with
+ * full buckets (t_c == 0 is read as "idle for ever").
  */
 struct htb_class_state {
 	struct bpf_spin_lock lock;
@@ -85,10 +94,16 @@ struct htb_class_state {
 	__u64 last_stamp;	/* latest departure given to this class's packets */
 	__u64 bytes;		/* charged bytes (wire_len), this class and below */
 	__u64 packets;
-	__u64 drops;
+	__u64 drops;		/* packets beyond limit_ns (leaves) */
 	__u64 overlimits;	/* changes into HTB_MODE_CANT_SEND */
 	__u64 lends;
 	__u64 borrows;
+	/* Sub-nanosecond remainders of the rate/ceil/borrow charges
+	 * (htb_l2t_carry in include/htb_rate.h), below 2^shift. */
+	__u64 rcarry;
+	__u64 ccarry;
+	__s64 btokens;		/* borrow bucket, as of t_c (conf.borrow) */
+	__u64 bcarry;
 };
 
 /* Values a running program reads on every packet; settable at run time. */
@@ -105,8 +120,23 @@ struct htb_runtime {
 struct htb_tree_conf {
 	__u32 default_idx;	/* HTB_NO_CLASS: unclassified passes unshaped */
 	__u32 nmasks;
-	__u32 mark_masks[HTB_MAX_MARK_MASKS];
+	__u32 mark_masks[HTB_MAX_MARK_MASKS];	/* tried in this order */
+	__u32 skip;		/* HTB_SKIP_*: classifier maps known empty */
+	__u32 pad;
 };
+
+/*
+ * htb_tree_conf.skip: a set bit says the loader left that classifier map
+ * empty, so the program skips its lookups (and the header parsing when
+ * no address or port map is in use). 0, the safe default, probes all.
+ */
+#define HTB_SKIP_PRIO	(1u << 0)
+#define HTB_SKIP_DST4	(1u << 1)
+#define HTB_SKIP_SRC4	(1u << 2)
+#define HTB_SKIP_DST6	(1u << 3)
+#define HTB_SKIP_SRC6	(1u << 4)
+#define HTB_SKIP_PORT	(1u << 5)
+#define HTB_SKIP_CGROUP	(1u << 6)
 
 /* Device-wide per-CPU counters (key 0). */
 struct htb_dev_stats {

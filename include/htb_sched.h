@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The departure-time algorithm: HTB's token state and charge rules turned
+ * into an EDT stamp. This header is the one place the algorithm lives; it
+ * is compiled into the BPF program (bpf/htbctl.bpf.c) and into the
+ * userspace tests and simulations (tests/unit/test_sched.c).
+ *
+ * ---------------------------------------------------------------------
+ * Reasoning
+ * ---------------------------------------------------------------------
+ * Kernel HTB keeps the packets and charges a class when it dequeues, at
+ * q->now. An EDT shaper sees each packet once, at enqueue, and must say
+ * right then when it may leave (skb->tstamp; fq holds it until then).
+ * So every packet is charged once, immediately, and its departure time T
+ * is the earliest time HTB's rules would have let it go.
+ *
+ * Buckets. Per class: tokens (rate), ctokens (ceil), in ns, "as of t_c".
+ * Seen at a time t >= t_c a bucket holds
+ *	tok(t) = min(tokens + min(t - t_c, mbuffer), buffer)
+ * (ctokens/cbuffer likewise), and tok(t) may be negative: -tok is how
+ * long the class still has to wait for its bucket to reach zero.
+ *
+ * Where t_c lives. The obvious choice is t_c = T, the departure time of
+ * the last packet charged (charge "at the time it leaves"). It is wrong
+ * for a tree: a ceil-capped leaf backlogged 50 ms ahead charges its parent
+ * at now+50ms, applying the parent's buffer cap 50 ms in the future, so
+ * the parent's idle capacity between now and now+50ms is thrown away and
+ * every sibling that wants to borrow has to queue behind that frontier
+ * (measured in the simulation: borrowers pushed towards the limit and
+ * dropped while the parent was idle). Instead a charge is applied at
+ * now, the clock when the packet is classified: t_c never runs ahead of
+ * the clock, and a packet that leaves at T > now is charged by letting
+ * the bucket go negative: its state is then exactly "tokens at T minus
+ * the cost", expressed as of now. The cap is applied at now, where it
+ * belongs (a bucket cannot have collected tokens that lie in the future).
+ * Rate conformance is unchanged: a bucket's tokens still grow one ns per
+ * ns and shrink by l2t per packet, and a packet is only given a T at
+ * which its buckets are at or above their thresholds.
+ *
+ * Readiness. The earliest time bucket b of a class reaches threshold h is
+ *	ready(b, h) = now + max(0, h - tok(now)).
+ * Thresholds are HTB's: hysteresis off (default), h = 0 for both. On:
+ * ceil lowater = -cbuffer unless mode == CANT_SEND (then 0), rate hiwater
+ * = -buffer if mode == CAN_SEND (else 0). htb_runtime.hysteresis is read
+ * per packet, so `htbctl set hysteresis` needs no reload.
+ *
+ * Levels. Leaf L with path p[0] = L, p[1] = parent, ... p[d-1] = top.
+ * Sending at level k (lender p[k]) needs every class from L up to p[k]
+ * below its ceil and p[k] within its rate:
+ *	T_k = max( max_{j<=k} ready(ctok(p[j]), lowater),
+ *		   max_{j<k} ready(btok(p[j]), 0)	[borrow limit, if set]
+ *		   ready(tok(p[k]), hiwater) )
+ * Level 0 involves L only: a leaf within its rate and ceil sends whatever
+ * the state of its ancestors (HTB: CAN_SEND sends; seed 003: siblings'
+ * borrowing never delays a leaf within its rate).
+ * The packet may not leave before
+ *	floor = max(now, incoming stamp if now < it <= now + horizon,
+ *		    L.last_stamp)		  (stamps never decrease in a class)
+ * so T = max(floor, min_k T_k), and the level is the lowest k with
+ * T_k <= T: a class uses its own tokens before it borrows, also when the
+ * floor (e.g. TCP's own EDT stamp) is the binding constraint. The scan
+ * stops at the first k with T_k <= floor, so a leaf within its rate reads
+ * only its own state.
+ *
+ * Charge (HTB's htb_charge_class, at now): walking up from L, classes at
+ * or above level k pay rate tokens (lends++ on p[k]), classes below k only
+ * borrow (borrows++; rate tokens time-advanced, not charged; the borrow
+ * bucket, if configured, is charged instead); every class pays ctokens;
+ * bytes/packets count on every class of the path. A bucket at or below
+ * -mbuffer is clamped to 1 - mbuffer. The mode is recomputed from the new
+ * state (HTB's htb_class_mode at diff 0); a change into CANT_SEND counts
+ * an overlimit. Costs use htb_l2t_carry (include/htb_rate.h), which keeps
+ * the sub-ns remainder per bucket so a packet train is charged exactly.
+ *
+ * Limit. A packet with T - now > limit_ns of its leaf is dropped and
+ * charges nothing (drops++ on the leaf).
+ *
+ * Concurrency. Packets of one tree run on several CPUs at once and share
+ * ancestors; no charge may be lost. Every class_state value has a
+ * bpf_spin_lock. A BPF program may hold one lock at a time and may call
+ * no helper while holding it, so:
+ *   1. decide T and k from an unlocked snapshot (plain loads; a torn or
+ *      stale view only makes the decision slightly optimistic or
+ *      pessimistic, by at most the packets in flight on other CPUs);
+ *   2. charge the classes one after another, each under its own lock,
+ *      re-reading its current state: leaf first, where T is finalised
+ *      against last_stamp and the limit is checked (a drop then charges
+ *      nothing), then the ancestors.
+ * Each charge is a read-modify-write of one class done entirely under
+ * that class's lock, so it is never lost. If another CPU already moved
+ * t_c past our now, the time delta is taken as 0 (no time credit, t_c is
+ * not moved back) and the cost is still subtracted. With caps out of
+ * reach this makes tokens - t_c + sum(cost) an exact invariant, which
+ * tests/bpf/test_prog.c checks after two CPUs charged 2,000,000 packets,
+ * and which the lock-free variant in bench/ measurably breaks.
+ *
+ * Fresh state. An all-zero class_state (t_c == 0) reads as idle since
+ * forever: full buckets. The loader may also initialise it explicitly
+ * (htb_state_init in include/maps_fill.h).
+ * ---------------------------------------------------------------------
+ *
+ * Environment. The includer provides (defaults below are the userspace
+ * ones: plain arrays, no locks):
+ *   struct htb_env			opaque per-packet environment
+ *   HTB_ENV_CONF(env, idx)		const struct htb_class_conf * or NULL
+ *   HTB_ENV_STATE(env, idx)		struct htb_class_state * or NULL
+ *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
+ */
+#ifndef HTB_SCHED_H
+#define HTB_SCHED_H
+
+#include "htb_types.h"
+#include "htb_rate.h"
+
+#ifndef HTB_ENV_CONF
+/* Userspace default: classes are array elements 0..n-1. */
+struct htb_env {
+	const struct htb_class_conf *conf;
+	struct htb_class_state *state;
+	__u32 n;
+};
+#define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
+#define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
+#define HTB_LOCK(st)		do { } while (0)
+#define HTB_UNLOCK(st)		do { } while (0)
+#endif
+
+#define HTB_MIN(a, b)	((a) < (b) ? (a) : (b))
+#define HTB_MAX(a, b)	((a) > (b) ? (a) : (b))
+
+enum htb_verdict {
+	HTB_SEND = 0,		/* stamp decision.tstamp */
+	HTB_DROP = 1,		/* beyond the leaf's limit, nothing charged */
+	HTB_UNSHAPED = 2,	/* broken conf (no path): pass untouched */
+};
+
+struct htb_decision {
+	__u64 tstamp;		/* departure time (HTB_SEND) */
+	__u32 level;		/* path index of the lender */
+	__u32 stale;		/* the incoming stamp was beyond the horizon */
+};
+
+/* Settings read per packet from the runtime map. */
+struct htb_params {
+	__u64 now;
+	__u64 horizon_ns;
+	__u32 hysteresis;
+};
+
+/* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
+ * moved t_c past now; "forever" for a fresh class. */
+HTB_INLINE __s64 htb_diff(__u64 t_c, __u64 now)
+{
+	__u64 d;
+
+	if (t_c == 0)
+		return (__s64)HTB_MBUFFER_NS;
+	if (now <= t_c)
+		return 0;
+	d = now - t_c;
+	return d > HTB_MBUFFER_NS ? (__s64)HTB_MBUFFER_NS : (__s64)d;
+}
+
+/* Bucket value at t_c + diff, capped at its size. */
+HTB_INLINE __s64 htb_fill(__s64 toks, __s64 diff, __s64 cap)
+{
+	toks += diff;
+	return toks > cap ? cap : toks;
+}
+
+HTB_INLINE __s64 htb_clamp_mbuffer(__s64 toks)
+{
+	if (toks <= -(__s64)HTB_MBUFFER_NS)
+		toks = 1 - (__s64)HTB_MBUFFER_NS;
+	return toks;
+}
+
+HTB_INLINE __s64 htb_lowater(const struct htb_class_conf *c, __u32 mode,
+			     __u32 hyst)
+{
+	return hyst && mode != HTB_MODE_CANT_SEND ? -c->cbuffer : 0;
+}
+
+HTB_INLINE __s64 htb_hiwater(const struct htb_class_conf *c, __u32 mode,
+			     __u32 hyst)
+{
+	return hyst && mode == HTB_MODE_CAN_SEND ? -c->buffer : 0;
+}
+
+/* HTB's htb_class_mode at diff 0. */
+HTB_INLINE __u32 htb_class_mode(const struct htb_class_conf *c, __s64 toks,
+				__s64 ctoks, __u32 mode, __u32 hyst)
+{
+	if (ctoks < htb_lowater(c, mode, hyst))
+		return HTB_MODE_CANT_SEND;
+	if (toks >= htb_hiwater(c, mode, hyst))
+		return HTB_MODE_CAN_SEND;
+	return HTB_MODE_MAY_BORROW;
+}
+
+/* Earliest time a bucket holding toks at now reaches thresh. */
+HTB_INLINE __u64 htb_ready(__u64 now, __s64 toks, __s64 thresh)
+{
+	return toks >= thresh ? now : now + (__u64)(thresh - toks);
+}
+
+/*
+ * Charge one class for a packet of len bytes at now (caller holds its
+ * lock). rate: the class is at or above the sending level; lender: it is
+ * the class at exactly that level.
+ */
+HTB_INLINE void htb_charge(const struct htb_class_conf *c,
+			   struct htb_class_state *st, __u64 now, __u32 len,
+			   int rate, int lender, __u32 hyst)
+{
+	__s64 diff = htb_diff(st->t_c, now);
+	__s64 toks = htb_fill(st->tokens, diff, c->buffer);
+	__s64 ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	__u32 mode;
+
+	if (rate) {
+		toks -= (__s64)htb_l2t_carry(&c->rate, len, &st->rcarry);
+		toks = htb_clamp_mbuffer(toks);
+		if (lender)
+			st->lends++;
+	} else {
+		st->borrows++;
+	}
+	if (c->borrow.rate_Bps) {
+		__s64 btoks = htb_fill(st->btokens, diff, c->bbuffer);
+
+		if (!rate)
+			btoks = htb_clamp_mbuffer(btoks -
+				(__s64)htb_l2t_carry(&c->borrow, len, &st->bcarry));
+		st->btokens = btoks;
+	}
+	ctoks -= (__s64)htb_l2t_carry(&c->ceil, len, &st->ccarry);
+	ctoks = htb_clamp_mbuffer(ctoks);
+
+	st->tokens = toks;
+	st->ctokens = ctoks;
+	if (now > st->t_c)
+		st->t_c = now;
+	st->bytes += len;
+	st->packets++;
+	mode = htb_class_mode(c, toks, ctoks, st->mode, hyst);
+	if (mode != st->mode) {
+		if (mode == HTB_MODE_CANT_SEND)
+			st->overlimits++;
+		st->mode = mode;
+	}
+}
+
+/*
+ * Schedule one packet of len bytes (wire length) for the leaf whose conf
+ * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
+ * enum htb_verdict. Charges the path on HTB_SEND only.
+ */
+HTB_INLINE int htb_schedule(struct htb_env *env,
+			    const struct htb_class_conf *leaf,
+			    const struct htb_params *p, __u32 len,
+			    __u64 in_ts, struct htb_decision *d)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+	__u64 now = p->now, floor = now, best = ~0ull, cmax = 0, bmax = 0;
+	__u64 limit, T;
+	__u32 depth = leaf->depth, level = 0, k, idx;
+	int found = 0;
+
+	d->stale = 0;
+	if (in_ts > now) {
+		if (in_ts - now <= p->horizon_ns)
+			floor = in_ts;
+		else
+			d->stale = 1;
+	}
+	if (depth > HTB_MAX_DEPTH)
+		depth = HTB_MAX_DEPTH;
+	if (depth == 0)
+		return HTB_UNSHAPED;
+
+	/* 1. Decide T and the level from an unlocked snapshot. */
+	for (k = 0; k < HTB_MAX_DEPTH; k++) {
+		__s64 diff, toks, ctoks;
+		__u32 mode;
+		__u64 Tk;
+
+		if (k >= depth)
+			break;
+		idx = leaf->path[k];
+		c = HTB_ENV_CONF(env, idx);
+		st = HTB_ENV_STATE(env, idx);
+		if (!c || !st) {
+			if (k == 0)
+				return HTB_UNSHAPED;
+			depth = k;	/* a broken path ends here */
+			break;
+		}
+		diff = htb_diff(st->t_c, now);
+		mode = st->mode;
+		if (k == 0 && st->last_stamp > floor)
+			floor = st->last_stamp;
+		ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+		cmax = HTB_MAX(cmax, htb_ready(now, ctoks,
+					       htb_lowater(c, mode, p->hysteresis)));
+		toks = htb_fill(st->tokens, diff, c->buffer);
+		Tk = HTB_MAX(cmax, bmax);
+		Tk = HTB_MAX(Tk, htb_ready(now, toks,
+					   htb_hiwater(c, mode, p->hysteresis)));
+		if (Tk <= floor) {
+			level = k;
+			found = 1;
+			break;
+		}
+		if (Tk < best) {
+			best = Tk;
+			level = k;
+		}
+		if (c->borrow.rate_Bps) {
+			__s64 btoks = htb_fill(st->btokens, diff, c->bbuffer);
+
+			bmax = HTB_MAX(bmax, htb_ready(now, btoks, 0));
+		}
+	}
+	T = found ? floor : HTB_MAX(floor, best);
+
+	/* 2a. The leaf, under its lock: final stamp, limit, charge. */
+	c = HTB_ENV_CONF(env, leaf->path[0]);
+	st = HTB_ENV_STATE(env, leaf->path[0]);
+	if (!c || !st)
+		return HTB_UNSHAPED;
+	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	HTB_LOCK(st);
+	if (st->last_stamp > T)
+		T = st->last_stamp;
+	if (T - now > limit) {
+		st->drops++;
+		HTB_UNLOCK(st);
+		d->tstamp = T;
+		d->level = level;
+		return HTB_DROP;
+	}
+	st->last_stamp = T;
+	htb_charge(c, st, now, len, level == 0, level == 0, p->hysteresis);
+	HTB_UNLOCK(st);
+
+	/* 2b. The ancestors, one lock at a time. */
+	for (k = 1; k < HTB_MAX_DEPTH; k++) {
+		if (k >= depth)
+			break;
+		idx = leaf->path[k];
+		c = HTB_ENV_CONF(env, idx);
+		st = HTB_ENV_STATE(env, idx);
+		if (!c || !st)
+			break;
+		HTB_LOCK(st);
+		htb_charge(c, st, now, len, k >= level, k == level,
+			   p->hysteresis);
+		HTB_UNLOCK(st);
+	}
+	d->tstamp = T;
+	d->level = level;
+	return HTB_SEND;
+}
+
+#endif /* HTB_SCHED_H */
