@@ -51,7 +51,7 @@ static const struct unit rate_units[] = {
 	{ "mibps",	MI,		1 },
 	{ "gibps",	GI,		1 },
 	{ "tibps",	TI,		1 },
-	{ NULL }
+	{ NULL, 0, 0 }
 };
 
 /* bytes; tc's size units stop at g, there is no t */
@@ -67,7 +67,7 @@ static const struct unit size_units[] = {
 	{ "kbit",	KI / 8,		1 },
 	{ "mbit",	MI / 8,		1 },
 	{ "gbit",	GI / 8,		1 },
-	{ NULL }
+	{ NULL, 0, 0 }
 };
 
 /* nanoseconds; a bare number is microseconds like tc's get_time() */
@@ -85,7 +85,7 @@ static const struct unit time_units[] = {
 	{ "ns",		1,		1 },
 	{ "nsec",	1,		1 },
 	{ "nsecs",	1,		1 },
-	{ NULL }
+	{ NULL, 0, 0 }
 };
 
 static const char *const unit_errors[UNIT_ERR_MAX] = {
@@ -438,7 +438,8 @@ struct size_fmt {
  * Sizes as tc's sprint_size(): the nearest whole Gb/Mb when within 1024
  * bytes of it, Kb when within 16, else exact bytes. tc computes this in
  * double and prints with %g (1e+06Gb beyond a petabyte); we compute it
- * in integers and print the integer, identical below 10^6 units.
+ * in integers and print the integer, identical below 10^6 units. Near
+ * 2^64 we do not round up to a value that would not parse back.
  */
 char *sprint_size(__u64 bytes, char *buf, size_t len)
 {
@@ -454,13 +455,16 @@ char *sprint_size(__u64 bytes, char *buf, size_t len)
 
 		if (bytes < fmt[i].unit)
 			continue;
-		if (r < fmt[i].slack || fmt[i].unit - r < fmt[i].slack) {
-			if (r >= fmt[i].slack)
-				q++;
-			snprintf(buf, len, "%llu%s", (unsigned long long)q,
-				 fmt[i].suffix);
-			return buf;
+		if (r >= fmt[i].slack) {
+			/* rounding up must not print what parses as overflow */
+			if (fmt[i].unit - r >= fmt[i].slack ||
+			    q + 1 > (__u64)-1 / fmt[i].unit)
+				continue;
+			q++;
 		}
+		snprintf(buf, len, "%llu%s", (unsigned long long)q,
+			 fmt[i].suffix);
+		return buf;
 	}
 	snprintf(buf, len, "%llub", (unsigned long long)bytes);
 	return buf;
@@ -494,7 +498,7 @@ char *sprint_time(__u64 ns, char *buf, size_t len)
 	for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
 		if (ns < fmt[i].unit && i + 1 < sizeof(fmt) / sizeof(fmt[0]))
 			continue;
-		snprintf(num, sizeof(num), "%.3g", (double)ns / fmt[i].unit);
+		snprintf(num, sizeof(num), "%.3g", (double)ns / (double)fmt[i].unit);
 		if (i > 0 && !strcmp(num, "1e+03"))
 			snprintf(buf, len, "1%s", fmt[i - 1].suffix);
 		else

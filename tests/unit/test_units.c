@@ -588,7 +588,11 @@ Test(print, size)
 		{ 1073741824 + 1023, "1Gb" },
 		{ 1073741824 + 1024, "1048577Kb" },
 		{ 10737418240ULL, "10Gb" },
-		{ UINT64_MAX, "17179869184Gb" },
+		{ 10737418240ULL - 1, "10Gb" },
+		{ 0xffffffffc0000000ULL, "17179869183Gb" },
+		{ 0xffffffffc0000000ULL + 1023, "17179869183Gb" },
+		{ UINT64_MAX, "18446744073709551615b" },	/* 2^64 would overflow */
+		{ UINT64_MAX - 1024, "18014398509481983Kb" },
 	};
 
 	check_print(sprint_size, "sprint_size", c, N(c));
@@ -751,6 +755,54 @@ Test(round_trip, time)
 
 	for (size_t i = 0; i < N(c); i++)
 		check_round_trip(parse_time, sprint_time, c[i][0], c[i][1]);
+}
+
+/* Whatever we print parses back, and close to the value: exact for
+ * bytes below 1 KiB, rates within tc's truncation, sizes within the
+ * rounding slack, times within %.3g. A fixed-seed LCG keeps it
+ * reproducible. */
+static __u64 next_rand(__u64 *state)
+{
+	*state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
+	return *state >> (*state >> 58);	/* vary the magnitude too */
+}
+
+static void check_reparses(__u64 v)
+{
+	char buf[UNIT_BUF];
+	__u64 back;
+
+	sprint_rate(v, buf, sizeof(buf));
+	cr_assert_eq(parse_rate(buf, &back), UNIT_OK, "rate %s", buf);
+	cr_assert_leq(back, v, "rate %llu -> %s", (unsigned long long)v, buf);
+	cr_assert_geq(back, v - v / 1000, "rate %llu -> %s",
+		      (unsigned long long)v, buf);
+
+	sprint_size(v, buf, sizeof(buf));
+	cr_assert_eq(parse_size(buf, &back), UNIT_OK, "size %s", buf);
+	cr_assert_lt(back > v ? back - v : v - back, 1024, "size %llu -> %s",
+		     (unsigned long long)v, buf);
+
+	sprint_time(v, buf, sizeof(buf));
+	cr_assert_eq(parse_time(buf, &back), UNIT_OK, "time %s", buf);
+	cr_assert_leq(back > v ? back - v : v - back, v / 200 + 1,
+		      "time %llu -> %s", (unsigned long long)v, buf);
+}
+
+Test(round_trip, printed_values_parse_back)
+{
+	__u64 state = 42;
+
+	for (int shift = 0; shift < 64; shift++) {
+		__u64 p = 1ULL << shift;
+
+		check_reparses(p);
+		check_reparses(p - 1);
+		check_reparses(p + 1);
+		check_reparses(~0ULL - p);
+	}
+	for (int i = 0; i < 100000; i++)
+		check_reparses(next_rand(&state));
 }
 
 /* ---- error texts ---- */
