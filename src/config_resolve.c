@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * From the classes as written to the resolved tree: class ids looked up by
+ * sorting (no O(n^2) anywhere), parents resolved, cycles and depth checked,
+ * classes put in preorder, defaults filled in (docs/config.md), matches
+ * moved next to their class and checked for conflicts.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+#include "units.h"
+
+__u64 config_default_burst(__u64 rate_Bps)
+{
+	/* One maximum GSO packet as wire_len counts it, plus CONFIG_BURST_NS
+	 * of credit at the rate (rounded up). docs/config.md says why. */
+	unsigned __int128 b = (unsigned __int128)rate_Bps * CONFIG_BURST_NS;
+
+	b = (b + HTB_NSEC_PER_SEC - 1) / HTB_NSEC_PER_SEC + CONFIG_GSO_WIRE_MAX;
+	return b > ~0ull ? ~0ull : (__u64)b;
+}
+
+__u32 config_default_quantum(__u64 rate_Bps, __u32 r2q, bool *clamped)
+{
+	__u64 q = rate_Bps / (r2q ? r2q : CONFIG_DEFAULT_R2Q);
+
+	*clamped = q < CONFIG_QUANTUM_MIN || q > CONFIG_QUANTUM_MAX;
+	if (q < CONFIG_QUANTUM_MIN)
+		q = CONFIG_QUANTUM_MIN;
+	if (q > CONFIG_QUANTUM_MAX)
+		q = CONFIG_QUANTUM_MAX;
+	return (__u32)q;
+}
+
+struct id_ref {
+	__u32 classid;
+	__u32 raw;
+};
+
+static int cmp_id_ref(const void *pa, const void *pb)
+{
+	const struct id_ref *a = pa, *b = pb;
+
+	if (a->classid != b->classid)
+		return a->classid < b->classid ? -1 : 1;
+	return a->raw < b->raw ? -1 : a->raw > b->raw;
+}
+
+static __u32 lookup(const struct id_ref *ids, __u32 n, __u32 classid)
+{
+	__u32 lo = 0, hi = n;
+
+	while (lo < hi) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (ids[mid].classid == classid)
+			return ids[mid].raw;
+		if (ids[mid].classid < classid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return CONFIG_NO_INDEX;
+}
+
+static const char *cid(__u32 classid, char *buf)
+{
+	return config_sprint_classid(classid, buf, CONFIG_CLASSID_BUF);
+}
+
+/* Resolves a class id as written in parent/default (a bare minor takes the
+ * config's major) to a raw index; reports and returns CONFIG_NO_INDEX if it
+ * is not there. */
+static __u32 resolve_ref(struct cfg_parse *ps, const struct id_ref *ids,
+			 __u32 classid, unsigned line, const char *what,
+			 const char *of)
+{
+	char a[CONFIG_CLASSID_BUF];
+	__u32 r;
+
+	if (!(classid >> 16))
+		classid |= ps->major << 16;
+	if (classid >> 16 != ps->major) {
+		cfg_error(&ps->diag, line, "%s %s%s has major %x, but the classes use %x",
+			  what, cid(classid, a), of, classid >> 16, ps->major);
+		return CONFIG_NO_INDEX;
+	}
+	r = lookup(ids, ps->ncls, classid);
+	if (r == CONFIG_NO_INDEX)
+		cfg_error(&ps->diag, line, "%s %s%s does not exist", what, cid(classid, a), of);
+	return r;
+}
+
+/* Every class not reached from the top level is on a parent cycle or
+ * below one; report each cycle once, at the parent line of its first
+ * class in the file. O(n): each class is walked once. */
+static void report_cycles(struct cfg_parse *ps, __u32 *walk)
+{
+	for (__u32 i = 0; i < ps->ncls; i++) {
+		__u32 c = i, first;
+		char msg[200], a[CONFIG_CLASSID_BUF];
+		size_t off = 0;
+		int k = 0;
+
+		if (ps->cls[i].final != CONFIG_NO_INDEX || walk[i])
+			continue;
+		while (c != CONFIG_NO_INDEX && !walk[c] &&
+		       ps->cls[c].final == CONFIG_NO_INDEX) {
+			walk[c] = i + 1;
+			c = ps->cls[c].parent_raw;
+		}
+		if (c == CONFIG_NO_INDEX || walk[c] != i + 1)
+			continue;	/* below a cycle already reported */
+		/* c is on a new cycle: start the message at its first class */
+		first = c;
+		for (__u32 x = ps->cls[c].parent_raw; x != c; x = ps->cls[x].parent_raw)
+			if (ps->cls[x].line < ps->cls[first].line)
+				first = x;
+		c = first;
+		do {
+			if (k++ == 8) {
+				off += snprintf(msg + off, sizeof(msg) - off, "... -> ");
+				break;
+			}
+			off += snprintf(msg + off, sizeof(msg) - off, "%s -> ",
+					cid(ps->cls[c].classid, a));
+			c = ps->cls[c].parent_raw;
+		} while (c != first);
+		snprintf(msg + off, sizeof(msg) - off, "%s", cid(ps->cls[first].classid, a));
+		cfg_error(&ps->diag, ps->cls[first].key_line[CK_PARENT],
+			  "parent cycle: %s", msg);
+	}
+}
+
+/* Preorder numbering with an explicit stack: parents first, siblings in
+ * file order. */
+static void number_classes(struct cfg_parse *ps, const __u32 *first_child,
+			   const __u32 *children, __u32 *stack, __u32 *depth)
+{
+	__u32 sp = 0, next = 0;
+
+	for (__u32 i = ps->ncls; i-- > 0;) {
+		if (ps->cls[i].parent_raw == CONFIG_NO_INDEX) {
+			stack[sp++] = i;
+			depth[i] = 1;
+		}
+	}
+	while (sp) {
+		__u32 r = stack[--sp];
+		char a[CONFIG_CLASSID_BUF];
+
+		ps->cls[r].final = next++;
+		if (depth[r] == HTB_MAX_DEPTH + 1)
+			cfg_error(&ps->diag, ps->cls[r].line,
+				  "class %s is at depth %u: HTB allows at most %d levels",
+				  cid(ps->cls[r].classid, a), depth[r], HTB_MAX_DEPTH);
+		for (__u32 k = first_child[r + 1]; k-- > first_child[r];) {
+			stack[sp++] = children[k];
+			depth[children[k]] = depth[r] + 1;
+		}
+	}
+}
+
+static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
+		       const struct raw_class *r, __u32 nchildren)
+{
+	struct config_class *c = &cfg->classes[r->final];
+	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], d[UNIT_BUF];
+	bool clamped;
+
+	c->classid = r->classid;
+	c->line = r->line;
+	c->nchildren = nchildren;
+	c->is_leaf = nchildren == 0;
+	c->path[0] = r->final;
+	if (r->parent_raw == CONFIG_NO_INDEX) {
+		c->parent = CONFIG_NO_INDEX;
+		c->depth = 1;
+	} else {
+		const struct config_class *p = &cfg->classes[ps->cls[r->parent_raw].final];
+
+		c->parent = ps->cls[r->parent_raw].final;
+		c->depth = p->depth + 1;
+		memcpy(&c->path[1], p->path, p->depth * sizeof(p->path[0]));
+	}
+	c->rate = r->rate;
+	c->ceil = r->key_line[CK_CEIL] ? r->ceil : r->rate;
+	c->burst = r->key_line[CK_BURST] ? r->burst : config_default_burst(c->rate);
+	c->cburst = r->key_line[CK_CBURST] ? r->cburst : config_default_burst(c->ceil);
+	c->prio = r->prio;
+	c->limit_ns = r->key_line[CK_LIMIT] ? r->limit_ns : ps->dev.limit_ns;
+	if (r->key_line[CK_QUANTUM]) {
+		c->quantum = r->quantum;
+	} else {
+		c->quantum = config_default_quantum(c->rate, ps->dev.r2q, &clamped);
+		/* only leaves' quanta weigh anything in HTB */
+		if (clamped && c->is_leaf)
+			cfg_warn(&ps->diag, r->line,
+				 "quantum of class %s clamped to %u (rate / r2q = %llu is outside %u..%u); set quantum or [device] r2q",
+				 cid(c->classid, a), c->quantum,
+				 (unsigned long long)(c->rate / ps->dev.r2q),
+				 CONFIG_QUANTUM_MIN, CONFIG_QUANTUM_MAX);
+	}
+	if (c->ceil < c->rate)
+		cfg_warn(&ps->diag, r->key_line[CK_CEIL],
+			 "ceil %s of class %s is below its rate %s: accepted as tc does, the class never exceeds ceil",
+			 sprint_rate(c->ceil, b, sizeof(b)), cid(c->classid, a),
+			 sprint_rate(c->rate, d, sizeof(d)));
+	if (r->key_line[CK_BURST] && c->burst < 65536)
+		cfg_warn(&ps->diag, r->key_line[CK_BURST],
+			 "burst %s of class %s is less than one 64Kb GSO packet: the class may fall short of its rate",
+			 sprint_size(c->burst, b, sizeof(b)), cid(c->classid, a));
+	if (r->key_line[CK_CBURST] && c->cburst < 65536)
+		cfg_warn(&ps->diag, r->key_line[CK_CBURST],
+			 "cburst %s of class %s is less than one 64Kb GSO packet: the class may fall short of its ceil",
+			 sprint_size(c->cburst, b, sizeof(b)), cid(c->classid, a));
+}
+
+static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg)
+{
+	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], d[UNIT_BUF];
+	__u64 *sum = calloc(cfg->nclasses, sizeof(*sum));
+
+	if (!sum)
+		return;
+	for (__u32 i = 0; i < cfg->nclasses; i++) {
+		__u32 p = cfg->classes[i].parent;
+
+		if (p != CONFIG_NO_INDEX) {
+			sum[p] += cfg->classes[i].rate;
+			if (sum[p] < cfg->classes[i].rate)
+				sum[p] = ~0ull;		/* saturate */
+		}
+	}
+	for (__u32 i = 0; i < cfg->nclasses; i++)
+		if (sum[i] > cfg->classes[i].rate)
+			cfg_warn(&ps->diag, cfg->classes[i].line,
+				 "the rates of the children of class %s add up to %s, above its rate %s: they are guaranteed only while it can borrow",
+				 cid(cfg->classes[i].classid, a), sprint_rate(sum[i], b, sizeof(b)),
+				 sprint_rate(cfg->classes[i].rate, d, sizeof(d)));
+	free(sum);
+}
+
+/* Moves the matches next to their classes, in class order. */
+static int place_matches(struct cfg_parse *ps, struct htb_config *cfg,
+			 const __u32 *raw_of)
+{
+	__u32 k = 0;
+
+	if (!ps->nm)
+		return 0;
+	cfg->matches = calloc(ps->nm, sizeof(*cfg->matches));
+	if (!cfg->matches)
+		return -1;
+	for (__u32 f = 0; f < cfg->nclasses; f++) {
+		const struct raw_class *r = &ps->cls[raw_of[f]];
+		struct config_class *c = &cfg->classes[f];
+
+		c->matches = r->nmatches ? &cfg->matches[k] : NULL;
+		c->nmatches = r->nmatches;
+		for (__u32 j = 0; j < r->nmatches; j++) {
+			cfg->matches[k] = ps->m[r->match_first + j];
+			cfg->matches[k].class_idx = f;
+			ps->m[r->match_first + j].cgroup_path = NULL;	/* moved */
+			k++;
+		}
+	}
+	cfg->nmatches = k;
+	return 0;
+}
+
+static void sort_masks(struct cfg_parse *ps, struct htb_config *cfg)
+{
+	/* most bits first, so a more specific mask wins; stable */
+	for (__u32 i = 0; i < ps->nmasks; i++) {
+		__u32 m = ps->masks[i], j = i;
+
+		while (j > 0 && __builtin_popcount(cfg->mark_masks[j - 1]) <
+				__builtin_popcount(m)) {
+			cfg->mark_masks[j] = cfg->mark_masks[j - 1];
+			j--;
+		}
+		cfg->mark_masks[j] = m;
+	}
+	cfg->nmasks = ps->nmasks;
+}
+
+int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
+{
+	struct cfg_diag *d = &ps->diag;
+	__u32 n = ps->ncls, *first_child = NULL, *children = NULL, *tmp = NULL;
+	struct id_ref *ids = NULL;
+	char a[CONFIG_CLASSID_BUF], of[32];
+	int ret = -1;
+
+	if (n == 0) {
+		cfg_error(d, 0, "no classes: a config needs at least one [class MAJOR:MINOR] section");
+		return -1;
+	}
+	ids = malloc(n * sizeof(*ids));
+	first_child = calloc(n + 2, sizeof(*first_child));
+	children = malloc(n * sizeof(*children));
+	tmp = malloc(2 * n * sizeof(*tmp));
+	if (!ids || !first_child || !children || !tmp) {
+		cfg_error(d, 0, "out of memory");
+		goto out;
+	}
+
+	/* class ids: sorted, duplicates are adjacent */
+	for (__u32 i = 0; i < n; i++)
+		ids[i] = (struct id_ref){ ps->cls[i].classid, i };
+	qsort(ids, n, sizeof(*ids), cmp_id_ref);
+	for (__u32 i = 1; i < n; i++)
+		if (ids[i].classid == ids[i - 1].classid)
+			cfg_error(d, ps->cls[ids[i].raw].line, "duplicate class %s (first at line %u)",
+				  cid(ids[i].classid, a), ps->cls[ids[i - 1].raw].line);
+	if (d->errors)
+		goto out;
+
+	/* parents */
+	for (__u32 i = 0; i < n; i++) {
+		struct raw_class *c = &ps->cls[i];
+
+		c->final = CONFIG_NO_INDEX;
+		c->parent_raw = CONFIG_NO_INDEX;
+		if (!c->key_line[CK_RATE])
+			cfg_error(d, c->line, "class %s has no rate (rate is required)",
+				  cid(c->classid, a));
+		if (!c->key_line[CK_PARENT])
+			continue;
+		snprintf(of, sizeof(of), " of class %s", cid(c->classid, a));
+		c->parent_raw = resolve_ref(ps, ids, c->parent_id,
+					    c->key_line[CK_PARENT], "parent", of);
+		if (c->parent_raw == i) {
+			cfg_error(d, c->key_line[CK_PARENT], "class %s cannot be its own parent",
+				  cid(c->classid, a));
+			c->parent_raw = CONFIG_NO_INDEX;
+		}
+	}
+	if (d->errors)
+		goto out;
+
+	/* children, in file order (CSR: first_child[p]..first_child[p+1]) */
+	for (__u32 i = 0; i < n; i++)
+		if (ps->cls[i].parent_raw != CONFIG_NO_INDEX)
+			first_child[ps->cls[i].parent_raw + 2]++;
+	for (__u32 i = 2; i < n + 2; i++)
+		first_child[i] += first_child[i - 1];
+	for (__u32 i = 0; i < n; i++)
+		if (ps->cls[i].parent_raw != CONFIG_NO_INDEX)
+			children[first_child[ps->cls[i].parent_raw + 1]++] = i;
+
+	number_classes(ps, first_child, children, tmp, tmp + n);
+	memset(tmp, 0, n * sizeof(*tmp));
+	report_cycles(ps, tmp);
+	if (d->errors)
+		goto out;
+
+	cfg->major = ps->major;
+	cfg->dev = ps->dev;
+	cfg->nclasses = n;
+	cfg->classes = calloc(n, sizeof(*cfg->classes));
+	cfg->by_classid = malloc(n * sizeof(*cfg->by_classid));
+	if (!cfg->classes || !cfg->by_classid) {
+		cfg_error(d, 0, "out of memory");
+		goto out;
+	}
+	/* preorder fill: each class after its parent */
+	for (__u32 i = 0; i < n; i++)
+		tmp[ps->cls[i].final] = i;
+	for (__u32 f = 0; f < n; f++) {
+		__u32 r = tmp[f];
+
+		fill_class(ps, cfg, &ps->cls[r], first_child[r + 1] - first_child[r]);
+	}
+	for (__u32 i = 0; i < n; i++)
+		cfg->by_classid[i] = ps->cls[ids[i].raw].final;
+
+	/* the default class */
+	if (ps->dev.default_classid) {
+		__u32 r = resolve_ref(ps, ids, ps->dev.default_classid,
+				      ps->dev_key_line[DK_DEFAULT], "default class", "");
+
+		if (r != CONFIG_NO_INDEX) {
+			struct config_class *c = &cfg->classes[ps->cls[r].final];
+
+			if (!c->is_leaf)
+				cfg_error(d, ps->dev_key_line[DK_DEFAULT],
+					  "default class %s is not a leaf (it has child classes)",
+					  cid(c->classid, a));
+			cfg->dev.default_classid = c->classid;
+			cfg->dev.default_idx = ps->cls[r].final;
+		}
+	}
+
+	/* matches on leaves only */
+	for (__u32 i = 0; i < n; i++) {
+		const struct raw_class *r = &ps->cls[i];
+
+		if (r->nmatches && first_child[i + 1] > first_child[i])
+			cfg_error(d, ps->m[r->match_first].line,
+				  "class %s has child classes: matches are allowed on leaves only",
+				  cid(r->classid, a));
+	}
+	if (d->errors)
+		goto out;
+
+	if (place_matches(ps, cfg, tmp)) {
+		cfg_error(d, 0, "out of memory");
+		goto out;
+	}
+	if (cfg_check_conflicts(ps, cfg))
+		goto out;
+	sort_masks(ps, cfg);
+	warn_oversubscribed(ps, cfg);
+	ret = 0;
+out:
+	free(ids);
+	free(first_child);
+	free(children);
+	free(tmp);
+	return ret;
+}

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Config helpers: FILE:LINE diagnostics, typo suggestions, class ids,
+ * freeing. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+#include "units.h"
+
+static void vdiag(struct cfg_diag *d, unsigned line, const char *level,
+		  const char *fmt, va_list ap)
+{
+	if (!d->out)
+		return;
+	if (line)
+		fprintf(d->out, "%s:%u: %s", d->name, line, level);
+	else
+		fprintf(d->out, "%s: %s", d->name, level);
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+}
+
+void cfg_error(struct cfg_diag *d, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
+	d->errors++;
+	if (d->errors > CFG_MAX_ERRORS) {
+		if (d->errors == CFG_MAX_ERRORS + 1 && d->out)
+			fprintf(d->out, "%s: too many errors, stopping here\n", d->name);
+		return;
+	}
+	va_start(ap, fmt);
+	vdiag(d, line, "", fmt, ap);
+	va_end(ap);
+}
+
+void cfg_warn(struct cfg_diag *d, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
+	d->warnings++;
+	va_start(ap, fmt);
+	vdiag(d, line, "warning: ", fmt, ap);
+	va_end(ap);
+}
+
+/* Levenshtein distance, for words of up to 32 characters. */
+#define SUGGEST_MAX 32
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[SUGGEST_MAX + 1];
+
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned diag = row[0], v;
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned up = row[j];
+
+			v = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < v)
+				v = up + 1;
+			if (row[j - 1] + 1 < v)
+				v = row[j - 1] + 1;
+			row[j] = v;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+const char *cfg_suggest(const char *word, const char *const *cands, size_t n)
+{
+	size_t lw = strlen(word);
+	const char *best = NULL;
+	unsigned best_d = ~0u;
+
+	if (lw == 0 || lw > SUGGEST_MAX)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		size_t lc = strlen(cands[i]);
+		unsigned d, limit;
+
+		if (lc > SUGGEST_MAX)
+			continue;
+		d = edit_distance(word, cands[i]);
+		/* a typo: at most 2 edits, and fewer than half the word */
+		limit = lc <= 3 ? 1 : 2;
+		if (d <= limit && d < best_d) {
+			best = cands[i];
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static int parse_hex16(const char *s, size_t len, __u64 *v)
+{
+	char buf[24];
+
+	if (len == 0 || len > 16)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+		      (s[i] >= 'A' && s[i] <= 'F')))
+			return -1;
+	/* parse_uint reads hex after 0x with base 0 */
+	buf[0] = '0';
+	buf[1] = 'x';
+	memcpy(buf + 2, s, len);
+	buf[len + 2] = '\0';
+	return parse_uint(buf, 0, 0xffff, v) == UNIT_OK ? 0 : -1;
+}
+
+int config_parse_classid(const char *s, __u32 *classid)
+{
+	const char *colon = strchr(s, ':');
+	__u64 maj, min;
+
+	if (!colon || parse_hex16(s, colon - s, &maj) ||
+	    parse_hex16(colon + 1, strlen(colon + 1), &min))
+		return -1;
+	if (maj == 0 || maj == 0xffff || min == 0)
+		return -1;
+	*classid = (__u32)(maj << 16 | min);
+	return 0;
+}
+
+char *config_sprint_classid(__u32 classid, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", classid >> 16, classid & 0xffff);
+	return buf;
+}
+
+int config_find_class(const struct htb_config *cfg, __u32 classid)
+{
+	size_t lo = 0, hi = cfg->nclasses;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		__u32 id = cfg->classes[cfg->by_classid[mid]].classid;
+
+		if (id == classid)
+			return (int)cfg->by_classid[mid];
+		if (id < classid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+void config_free(struct htb_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (__u32 i = 0; i < cfg->nmatches; i++)
+		free(cfg->matches[i].cgroup_path);
+	free(cfg->matches);
+	free(cfg->classes);
+	free(cfg->by_classid);
+	memset(cfg, 0, sizeof(*cfg));
+}
