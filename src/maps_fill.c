@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Filling the datapath's maps: include/maps_fill.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+
+#include "maps_fill.h"
+#include "htb_rate.h"
+
+__s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps)
+{
+	unsigned __int128 ns;
+
+	if (!rate_Bps)
+		return 0;
+	ns = (unsigned __int128)bytes * HTB_NSEC_PER_SEC / rate_Bps;
+	return ns > (unsigned __int128)INT64_MAX ? INT64_MAX : (__s64)ns;
+}
+
+int htb_conf_from_params(const struct htb_class_params *p,
+			 struct htb_class_conf *c)
+{
+	__u64 ceil = p->ceil_Bps ? p->ceil_Bps : p->rate_Bps;
+	__u32 i;
+
+	if (!p->rate_Bps || p->depth < 1 || p->depth > HTB_MAX_DEPTH)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	htb_ratecfg_precompute(&c->rate, p->rate_Bps, p->overhead, p->mpu,
+			       p->linklayer);
+	htb_ratecfg_precompute(&c->ceil, ceil, p->overhead, p->mpu,
+			       p->linklayer);
+	c->buffer = htb_bytes_to_ns(p->burst, p->rate_Bps);
+	c->cbuffer = htb_bytes_to_ns(p->cburst, ceil);
+	c->limit_ns = p->limit_ns ? p->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	c->classid = p->classid;
+	c->depth = p->depth;
+	for (i = 0; i < HTB_MAX_DEPTH; i++)
+		c->path[i] = i < p->depth ? p->path[i] : HTB_NO_CLASS;
+	c->prio = p->prio;
+	c->quantum = p->quantum;
+	c->flags = HTB_CONF_VALID | (p->leaf ? HTB_CONF_LEAF : 0);
+	if (p->borrow_Bps) {
+		htb_ratecfg_precompute(&c->borrow, p->borrow_Bps, p->overhead,
+				       p->mpu, p->linklayer);
+		c->bbuffer = htb_bytes_to_ns(p->bburst, p->borrow_Bps);
+	}
+	return 0;
+}
+
+void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,
+		    __u64 now)
+{
+	memset(st, 0, sizeof(*st));
+	st->tokens = c->buffer;
+	st->ctokens = c->cbuffer;
+	st->btokens = c->bbuffer;
+	st->t_c = now;
+	st->mode = HTB_MODE_CAN_SEND;
+}
+
+__u64 htb_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * HTB_NSEC_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+static int put(int fd, const void *key, const void *val)
+{
+	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
+}
+
+int htb_map_put_conf(int conf_fd, __u32 gen, __u32 capacity, __u32 idx,
+		     const struct htb_class_conf *c)
+{
+	__u32 key = (gen & 1) * capacity + idx;
+
+	if (idx >= capacity)
+		return -EINVAL;
+	return put(conf_fd, &key, c);
+}
+
+int htb_map_init_state(int state_fd, __u32 idx, const struct htb_class_conf *c,
+		       __u64 now)
+{
+	struct htb_class_state st;
+
+	htb_state_init(&st, c, now);
+	return put(state_fd, &idx, &st);
+}
+
+int htb_map_put_tree(int tree_fd, __u32 gen, const struct htb_tree_conf *t)
+{
+	__u32 key = gen & 1;
+
+	return put(tree_fd, &key, t);
+}
+
+int htb_map_get_runtime(int runtime_fd, struct htb_runtime *rt)
+{
+	__u32 key = 0;
+
+	return bpf_map_lookup_elem(runtime_fd, &key, rt) ? -errno : 0;
+}
+
+int htb_map_set_runtime(int runtime_fd, const struct htb_runtime *rt)
+{
+	__u32 key = 0;
+
+	return put(runtime_fd, &key, rt);
+}
