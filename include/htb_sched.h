@@ -21,21 +21,25 @@
  * long the class still has to wait for its bucket to reach zero.
  *
  * Where t_c lives. The obvious choice is t_c = T, the departure time of
- * the last packet charged (charge "at the time it leaves"). It is wrong
- * for a tree: a ceil-capped leaf backlogged 50 ms ahead charges its parent
- * at now+50ms, applying the parent's buffer cap 50 ms in the future, so
- * the parent's idle capacity between now and now+50ms is thrown away and
- * every sibling that wants to borrow has to queue behind that frontier
- * (measured in the simulation: borrowers pushed towards the limit and
- * dropped while the parent was idle). Instead a charge is applied at
- * now, the clock when the packet is classified: t_c never runs ahead of
- * the clock, and a packet that leaves at T > now is charged by letting
- * the bucket go negative: its state is then exactly "tokens at T minus
- * the cost", expressed as of now. The cap is applied at now, where it
- * belongs (a bucket cannot have collected tokens that lie in the future).
- * Rate conformance is unchanged: a bucket's tokens still grow one ns per
- * ns and shrink by l2t per packet, and a packet is only given a T at
- * which its buckets are at or above their thresholds.
+ * the last packet charged (charge "at the time it leaves", readiness
+ * t_c + max(0, h - tokens)). It is wrong for a tree: a ceil-capped leaf
+ * backlogged 100 ms ahead charges its parent at now+100ms, applying the
+ * parent's buffer cap 100 ms in the future, so the parent's idle capacity
+ * before that frontier is thrown away and every sibling that borrows has
+ * to queue behind it. Measured (bench/model_compare.c, seed 003's tree,
+ * B backlogged, A and C offering 400 Mbit/s, parent 10% idle): C's
+ * borrowed packets waited 99.9 ms on average, right at the 100 ms limit,
+ * against 0 ms here. Instead a charge is applied at now, the clock when
+ * the packet is classified: t_c never runs ahead of the clock, and a
+ * packet leaving at T > now is charged by letting the bucket go negative:
+ * its state is then exactly "tokens at T minus the cost", expressed as of
+ * now. The cap is applied at now, where it belongs (a bucket cannot have
+ * collected tokens that lie in the future). Rate conformance is the same:
+ * tokens still grow one ns per ns and shrink by l2t per packet, and a
+ * packet only gets a T at which its buckets are at their thresholds.
+ * (htb_params.charge_at_T selects the other model, for that comparison
+ * only: tests/unit/test_sched.c keeps it as a regression test; the BPF
+ * program sets it to a constant 0.)
  *
  * Readiness. The earliest time bucket b of a class reaches threshold h is
  *	ready(b, h) = now + max(0, h - tok(now)).
@@ -145,6 +149,7 @@ struct htb_params {
 	__u64 now;
 	__u64 horizon_ns;
 	__u32 hysteresis;
+	__u32 charge_at_T;	/* the rejected model (see above); 0 */
 };
 
 /* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
@@ -264,7 +269,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
 	__u64 now = p->now, floor = now, best = ~0ull, cmax = 0, bmax = 0;
-	__u64 limit, T;
+	__u64 base = now, limit, T, at;
 	__u32 depth = leaf->depth, level = 0, k, idx;
 	int found = 0;
 
@@ -301,12 +306,14 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		mode = st->mode;
 		if (k == 0 && st->last_stamp > floor)
 			floor = st->last_stamp;
+		if (p->charge_at_T)
+			base = st->t_c > now ? st->t_c : now;
 		ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
-		cmax = HTB_MAX(cmax, htb_ready(now, ctoks,
+		cmax = HTB_MAX(cmax, htb_ready(base, ctoks,
 					       htb_lowater(c, mode, p->hysteresis)));
 		toks = htb_fill(st->tokens, diff, c->buffer);
 		Tk = HTB_MAX(cmax, bmax);
-		Tk = HTB_MAX(Tk, htb_ready(now, toks,
+		Tk = HTB_MAX(Tk, htb_ready(base, toks,
 					   htb_hiwater(c, mode, p->hysteresis)));
 		if (Tk <= floor) {
 			level = k;
@@ -342,7 +349,8 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		return HTB_DROP;
 	}
 	st->last_stamp = T;
-	htb_charge(c, st, now, len, level == 0, level == 0, p->hysteresis);
+	at = p->charge_at_T ? T : now;
+	htb_charge(c, st, at, len, level == 0, level == 0, p->hysteresis);
 	HTB_UNLOCK(st);
 
 	/* 2b. The ancestors, one lock at a time. */
@@ -355,7 +363,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		if (!c || !st)
 			break;
 		HTB_LOCK(st);
-		htb_charge(c, st, now, len, k >= level, k == level,
+		htb_charge(c, st, at, len, k >= level, k == level,
 			   p->hysteresis);
 		HTB_UNLOCK(st);
 	}
