@@ -122,6 +122,7 @@ fuzz: $(FUZZ_BINS)
 		n=$$(basename $$f); mkdir -p $(OUTPUT)/fuzz/$$n.corpus; \
 		echo "fuzz: $$n for $(FUZZ_SECONDS)s"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$$([ -f tests/fuzz/$$n.dict ] && echo -dict=tests/fuzz/$$n.dict) \
 			$(OUTPUT)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# `htbctl check` against the config corpus (tests/config/), one line per
+# case: "PASS name" or "FAIL name: why".
+#
+#   tests/config/invalid/NAME.ini  first line "# expect: LINE: message"
+#       exit status 1, nothing on stdout, and "FILE:LINE: message" (or
+#       "FILE: message" for LINE 0) somewhere on stderr; message may be the
+#       start of the full text.
+#   tests/config/valid/NAME.ini    exit status 0, and
+#       NAME.json      the resolved config (`-j`), compared after jq -S;
+#                      cgroup ids vary by machine: checked nonzero, then dropped
+#       NAME.warnings  optional: one "LINE: message" per expected warning;
+#                      without it stderr must be empty
+#       NAME.txt       optional: the text output, compared exactly
+#
+# The binary is $HTBCTL (default: build/htbctl, or $OUTPUT/htbctl).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+HTBCTL=${HTBCTL:-$top/${OUTPUT:-build}/htbctl}
+dir=$top/tests/config
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ ! -x "$HTBCTL" ]; then
+	echo "FAIL config_corpus: no htbctl binary at $HTBCTL (build it or set HTBCTL)"
+	exit 1
+fi
+if ! command -v jq >/dev/null; then
+	echo "FAIL config_corpus: jq is not installed"
+	exit 1
+fi
+
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: $2"; }
+
+run() {		# args... -> $tmp/out, $tmp/err, $rc
+	"$HTBCTL" "$@" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+}
+
+# ---- invalid configs ----
+ninvalid=0
+for f in "$dir"/invalid/*.ini; do
+	[ -f "$f" ] || continue
+	ninvalid=$((ninvalid + 1))
+	name=invalid/$(basename "$f" .ini)
+	first=$(head -n1 "$f")
+	if ! [[ $first =~ ^#\ expect:\ ([0-9]+):\ (.+)$ ]]; then
+		fail "$name" "first line is not '# expect: LINE: message'"
+		continue
+	fi
+	line=${BASH_REMATCH[1]} msg=${BASH_REMATCH[2]}
+	if [ "$line" = 0 ]; then
+		want="$f: $msg"
+	else
+		want="$f:$line: $msg"
+	fi
+	run check config "$f"
+	if [ "$rc" != 1 ]; then
+		fail "$name" "exit status $rc, expected 1 ($(head -c 200 "$tmp/err"))"
+	elif [ -s "$tmp/out" ]; then
+		fail "$name" "printed on stdout: $(head -c 200 "$tmp/out")"
+	elif ! grep -qF -- "$want" "$tmp/err"; then
+		fail "$name" "expected '$want', got: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+	else
+		pass "$name"
+	fi
+done
+if [ "$ninvalid" -lt 40 ]; then
+	fail invalid_corpus "only $ninvalid invalid configs, expected at least 40"
+fi
+
+# ---- valid configs ----
+normalize() {	# JSON file -> sorted, cgroup ids dropped
+	jq -S 'del(.classes[].matches[] | select(.type == "cgroup") | .id)' "$1"
+}
+
+for f in "$dir"/valid/*.ini; do
+	[ -f "$f" ] || continue
+	base=${f%.ini}
+	name=valid/$(basename "$base")
+	run -j check config "$f"
+	if [ "$rc" != 0 ]; then
+		fail "$name" "exit status $rc: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+		continue
+	fi
+	if ! jq -e '[.classes[].matches[] | select(.type == "cgroup") | .id > 0] | all' \
+		"$tmp/out" >/dev/null 2>&1; then
+		fail "$name" "output is not JSON, or a cgroup id is 0"
+		continue
+	fi
+	if [ ! -f "$base.json" ]; then
+		fail "$name" "no expected $base.json"
+		continue
+	fi
+	if ! diff -u <(normalize "$base.json") <(normalize "$tmp/out") >"$tmp/diff"; then
+		fail "$name" "JSON differs: $(grep '^[-+] ' "$tmp/diff" | head -n 6 | tr '\n' '|')"
+		continue
+	fi
+	why=
+	if [ -f "$base.warnings" ]; then
+		while IFS= read -r w; do
+			[ -n "$w" ] || continue
+			grep -qF -- "$f:${w%%: *}: warning: ${w#*: }" "$tmp/err" ||
+				why="missing warning '$w'"
+		done <"$base.warnings"
+		nwant=$(grep -c . "$base.warnings")
+		ngot=$(grep -c ': warning: ' "$tmp/err")
+		[ -n "$why" ] || [ "$nwant" = "$ngot" ] ||
+			why="$ngot warnings, expected $nwant: $(tr '\n' '|' <"$tmp/err")"
+	elif [ -s "$tmp/err" ]; then
+		why="unexpected stderr: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+	fi
+	if [ -z "$why" ] && [ -f "$base.txt" ]; then
+		run check config "$f"
+		if [ "$rc" != 0 ] || ! diff -u "$base.txt" "$tmp/out" >"$tmp/diff"; then
+			why="text output differs: $(grep '^[-+]' "$tmp/diff" | head -n 4 | tr '\n' '|')"
+		fi
+	fi
+	if [ -n "$why" ]; then
+		fail "$name" "$why"
+	else
+		pass "$name"
+	fi
+done
+
+# ---- the command line ----
+run check
+[ "$rc" = 2 ] && pass usage/no-args || fail usage/no-args "exit status $rc, expected 2"
+run check config
+[ "$rc" = 2 ] && pass usage/no-value || fail usage/no-value "exit status $rc, expected 2"
+run check file x.ini
+[ "$rc" = 2 ] && pass usage/unknown-keyword || fail usage/unknown-keyword "exit status $rc, expected 2"
+
+missing=$tmp/no-such.ini
+run check config "$missing"
+if [ "$rc" = 1 ] && grep -qF "$missing: cannot open: No such file or directory" "$tmp/err"; then
+	pass file/missing
+else
+	fail file/missing "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
+fi
+run check config "$tmp"
+if [ "$rc" = 1 ] && grep -qF "$tmp: cannot read: Is a directory" "$tmp/err"; then
+	pass file/directory
+else
+	fail file/directory "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
+fi
+# unreadable: only meaningful without CAP_DAC_OVERRIDE
+if [ "$(id -u)" != 0 ]; then
+	printf '[class 1:1]\nrate = 1mbit\n' >"$tmp/secret.ini"
+	chmod 000 "$tmp/secret.ini"
+	run check config "$tmp/secret.ini"
+	if [ "$rc" = 1 ] && grep -qF "$tmp/secret.ini: cannot open: Permission denied" "$tmp/err"; then
+		pass file/unreadable
+	else
+		fail file/unreadable "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
+	fi
+fi
+# JSON mode failure: an error object on stdout for scripts
+run -j check config "$dir/invalid/unknown-key.ini"
+if [ "$rc" = 1 ] && jq -e '.error' "$tmp/out" >/dev/null 2>&1; then
+	pass json/error-object
+else
+	fail json/error-object "exit status $rc, stdout: $(head -c 200 "$tmp/out")"
+fi
+
+# ---- scale: the largest tree one major allows, checked quickly ----
+gen=$top/scripts/gen-config.sh
+if [ -x "$gen" ]; then
+	"$gen" 65279 >"$tmp/big.ini"
+	start=$(date +%s%N)
+	run check config "$tmp/big.ini"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	lines=$(wc -l <"$tmp/out")
+	if [ "$rc" != 0 ]; then
+		fail scale/65535-classes "exit status $rc: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+	elif [ "$lines" != $((1 + 65535 + 65279)) ]; then
+		fail scale/65535-classes "printed $lines lines"
+	elif [ "$ms" -gt 5000 ]; then
+		fail scale/65535-classes "took ${ms} ms (limit 5000)"
+	else
+		pass "scale/65535-classes"
+	fi
+fi
+exit 0

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The config's resolution rules (docs/config.md) and the data the loader
+ * reads from struct htb_config. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+/* Parses text; diagnostics land in *diag (caller frees). */
+static int parse(const char *text, struct htb_config *cfg, char **diag)
+{
+	size_t len;
+	FILE *f = open_memstream(diag, &len);
+	int ret;
+
+	cr_assert_not_null(f);
+	ret = config_parse_string(text, strlen(text), "t.ini", cfg, f);
+	fclose(f);
+	return ret;
+}
+
+static void parse_ok(const char *text, struct htb_config *cfg)
+{
+	char *diag = NULL;
+	int ret = parse(text, cfg, &diag);
+
+	cr_assert_eq(ret, 0, "config refused: %s", diag);
+	free(diag);
+}
+
+static const struct config_class *cls(const struct htb_config *cfg, __u32 id)
+{
+	int i = config_find_class(cfg, id);
+
+	cr_assert_geq(i, 0, "class %x:%x not found", id >> 16, id & 0xffff);
+	return &cfg->classes[i];
+}
+
+Test(burst, default_formula)
+{
+	/* one GSO packet as wire_len counts it + 1 ms at the rate */
+	cr_assert_eq(CONFIG_GSO_WIRE_MAX, 81920);
+	cr_assert_eq(config_default_burst(1), 81920 + 1);		/* rounded up */
+	cr_assert_eq(config_default_burst(125000), 81920 + 125);	/* 1 Mbit */
+	cr_assert_eq(config_default_burst(2500000), 81920 + 2500);	/* 20 Mbit */
+	cr_assert_eq(config_default_burst(125000000), 81920 + 125000);	/* 1 Gbit */
+	cr_assert_eq(config_default_burst(1250000000), 81920 + 1250000); /* 10 Gbit */
+	cr_assert_eq(config_default_burst(1001), 81920 + 2);
+	/* never tc's 1600-byte trap: at least a 64 KiB GSO packet at any rate */
+	for (__u64 r = 1; r < (1ull << 40); r = r * 3 + 1)
+		cr_assert_geq(config_default_burst(r), 65536);
+	/* no overflow at absurd rates */
+	cr_assert_eq(config_default_burst(~0ull), ~0ull / 1000 + 1 + 81920);
+}
+
+Test(burst, applied_from_rate_and_ceil)
+{
+	struct htb_config cfg;
+
+	parse_ok("[class 1:1]\nrate = 20mbit\nceil = 40mbit\n"
+		 "[class 1:2]\nrate = 1gbit\nburst = 10k\n", &cfg);
+	cr_assert_eq(cls(&cfg, 0x10001)->burst, 81920 + 2500);
+	cr_assert_eq(cls(&cfg, 0x10001)->cburst, 81920 + 5000);
+	cr_assert_eq(cls(&cfg, 0x10002)->burst, 10240);		/* given */
+	cr_assert_eq(cls(&cfg, 0x10002)->cburst, 81920 + 125000);
+	cr_assert_eq(cls(&cfg, 0x10002)->ceil, 125000000);	/* = rate */
+	config_free(&cfg);
+}
+
+Test(quantum, clamp)
+{
+	bool clamped;
+
+	cr_assert_eq(config_default_quantum(5000, 10, &clamped), 1000);
+	cr_assert(clamped);
+	cr_assert_eq(config_default_quantum(10000, 10, &clamped), 1000);
+	cr_assert_not(clamped);
+	cr_assert_eq(config_default_quantum(1250000, 10, &clamped), 125000);
+	cr_assert_not(clamped);
+	cr_assert_eq(config_default_quantum(2000000, 10, &clamped), 200000);
+	cr_assert_not(clamped);
+	cr_assert_eq(config_default_quantum(2000010, 10, &clamped), 200000);
+	cr_assert(clamped);
+	cr_assert_eq(config_default_quantum(125000000, 10, &clamped), 200000);
+	cr_assert(clamped);
+	cr_assert_eq(config_default_quantum(125000000, 1000, &clamped), 125000);
+	cr_assert_not(clamped);
+}
+
+Test(quantum, warns_for_leaves_only)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	cr_assert_eq(parse("[class 1:1]\nrate = 1gbit\n"
+			   "[class 1:10]\nparent = 1:1\nrate = 100mbit\n"
+			   "[class 1:20]\nparent = 1:1\nrate = 1mbit\nquantum = 100\n"
+			   "[class 1:30]\nparent = 1:1\nrate = 8kbit\n", &cfg, &diag), 0);
+	cr_assert_eq(cfg.nwarnings, 2, "%s", diag);
+	cr_assert_not_null(strstr(diag, "t.ini:3: warning: quantum of class 1:10 clamped to 200000"), "%s", diag);
+	cr_assert_not_null(strstr(diag, "t.ini:10: warning: quantum of class 1:30 clamped to 1000"), "%s", diag);
+	cr_assert_eq(cls(&cfg, 0x10001)->quantum, 200000);	/* inner: silent */
+	cr_assert_eq(cls(&cfg, 0x10020)->quantum, 100);		/* given: kept */
+	config_free(&cfg);
+	free(diag);
+}
+
+Test(quantum, r2q)
+{
+	struct htb_config cfg;
+
+	parse_ok("[device]\nr2q = 100\n[class 1:1]\nrate = 100mbit\n", &cfg);
+	cr_assert_eq(cfg.classes[0].quantum, 125000);
+	config_free(&cfg);
+}
+
+Test(tree, preorder_path_depth)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	/* children before parents in the file */
+	parse_ok("[class 1:111]\nparent = 1:11\nrate = 1mbit\n"
+		 "[class 1:12]\nparent = 1:1\nrate = 1mbit\n"
+		 "[class 1:11]\nparent = 1:1\nrate = 2mbit\n"
+		 "[class 1:1]\nrate = 4mbit\n"
+		 "[class 1:2]\nrate = 1mbit\n", &cfg);
+	cr_assert_eq(cfg.nclasses, 5);
+	cr_assert_eq(cfg.major, 1);
+	/* preorder, siblings in file order: 1:1, 1:12, 1:11, 1:111, 1:2 */
+	cr_assert_eq(cfg.classes[0].classid, 0x10001);
+	cr_assert_eq(cfg.classes[1].classid, 0x10012);
+	cr_assert_eq(cfg.classes[2].classid, 0x10011);
+	cr_assert_eq(cfg.classes[3].classid, 0x10111);
+	cr_assert_eq(cfg.classes[4].classid, 0x10002);
+	for (__u32 i = 0; i < cfg.nclasses; i++) {
+		c = &cfg.classes[i];
+		cr_assert_eq(c->path[0], i);
+		if (c->parent != CONFIG_NO_INDEX)
+			cr_assert_lt(c->parent, i);
+	}
+	c = cls(&cfg, 0x10111);
+	cr_assert_eq(c->depth, 3);
+	cr_assert_eq(c->path[0], 3);
+	cr_assert_eq(c->path[1], 2);
+	cr_assert_eq(c->path[2], 0);
+	cr_assert_eq(c->parent, 2);
+	cr_assert(c->is_leaf);
+	c = cls(&cfg, 0x10001);
+	cr_assert_eq(c->depth, 1);
+	cr_assert_eq(c->parent, CONFIG_NO_INDEX);
+	cr_assert_eq(c->nchildren, 2);
+	cr_assert_not(c->is_leaf);
+	cr_assert_eq(cls(&cfg, 0x10002)->depth, 1);
+	cr_assert_eq(config_find_class(&cfg, 0x10003), -1);
+	config_free(&cfg);
+}
+
+Test(tree, depth_limit)
+{
+	char text[1024] = "";
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	for (int i = 1; i <= 8; i++)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+			 "[class 1:%d]\nparent = 1:%d\nrate = 1mbit\n", i, i - 1);
+	/* 1:1's "parent = 1:0" is invalid: make it top level */
+	memcpy(strstr(text, "parent = 1:0"), "prio = 0    ", 12);
+	parse_ok(text, &cfg);
+	cr_assert_eq(cls(&cfg, 0x10008)->depth, HTB_MAX_DEPTH);
+	config_free(&cfg);
+	strcat(text, "[class 1:9]\nparent = 1:8\nrate = 1mbit\n");
+	cr_assert_eq(parse(text, &cfg, &diag), -1);
+	cr_assert_not_null(strstr(diag, "t.ini:25: class 1:9 is at depth 9"), "%s", diag);
+	free(diag);
+}
+
+Test(defaults, device_and_class)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	parse_ok("[class 1:a]\nrate = 8mbit\n", &cfg);
+	cr_assert_eq(cfg.dev.default_classid, 0);
+	cr_assert_eq(cfg.dev.default_idx, CONFIG_NO_INDEX);
+	cr_assert_eq(cfg.dev.r2q, 10);
+	cr_assert_eq(cfg.dev.limit_ns, 100000000);
+	cr_assert_not(cfg.dev.hysteresis);
+	cr_assert_eq(cfg.dev.linklayer, HTB_LINKLAYER_ETHERNET);
+	c = &cfg.classes[0];
+	cr_assert_eq(c->classid, 0x1000a);
+	cr_assert_eq(c->rate, 1000000);
+	cr_assert_eq(c->ceil, 1000000);
+	cr_assert_eq(c->prio, 0);
+	cr_assert_eq(c->quantum, 100000);
+	cr_assert_eq(c->limit_ns, 100000000);
+	config_free(&cfg);
+
+	parse_ok("[device]\nlimit = 20ms\ndefault = b\n[class 1:a]\nrate = 8mbit\nlimit = 5ms\n"
+		 "[class 1:b]\nrate = 1mbit\nprio = 7\n", &cfg);
+	cr_assert_eq(cls(&cfg, 0x1000a)->limit_ns, 5000000);
+	cr_assert_eq(cls(&cfg, 0x1000b)->limit_ns, 20000000);
+	cr_assert_eq(cls(&cfg, 0x1000b)->prio, 7);
+	cr_assert_eq(cfg.dev.default_classid, 0x1000b);	/* bare minor, tc style */
+	cr_assert_eq(cfg.dev.default_idx, (__u32)config_find_class(&cfg, 0x1000b));
+	config_free(&cfg);
+}
+
+Test(matches, keys_for_the_maps)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+	const struct config_match *m;
+
+	parse_ok("[class 1:1]\nrate = 10mbit\n"
+		 "[class 1:10]\nparent = 1:1\nrate = 1mbit\n"
+		 "match = dst 198.18.1.0/24\nmatch = src fd00::1\n"
+		 "match = tcp dport 80-82\nmatch = sport 53\nmatch = mark 0x10/0xf0\n", &cfg);
+	c = cls(&cfg, 0x10010);
+	cr_assert_eq(c->nmatches, 5);
+	cr_assert_eq(c->matches, &cfg.matches[0]);
+	for (__u32 i = 0; i < c->nmatches; i++)
+		cr_assert_eq(c->matches[i].class_idx, (__u32)(c - cfg.classes));
+	m = &c->matches[0];
+	cr_assert_eq(m->kind, CONFIG_MATCH_DST4);
+	cr_assert_eq(m->key.lpm4.prefixlen, 24);
+	cr_assert_arr_eq(m->key.lpm4.addr, ((__u8[]){ 198, 18, 1, 0 }), 4);
+	cr_assert_eq(m->line, 6);
+	m = &c->matches[1];
+	cr_assert_eq(m->kind, CONFIG_MATCH_SRC6);
+	cr_assert_eq(m->key.lpm6.prefixlen, 128);
+	cr_assert_eq(m->key.lpm6.addr[0], 0xfd);
+	cr_assert_eq(m->key.lpm6.addr[15], 1);
+	m = &c->matches[2];
+	cr_assert_eq(m->kind, CONFIG_MATCH_PORT);
+	cr_assert_eq(m->key.port.proto, IPPROTO_TCP);
+	cr_assert_eq(m->key.port.dir, HTB_PORT_DST);
+	cr_assert_eq(m->key.port.port, 80);
+	cr_assert_eq(m->port_last, 82);
+	m = &c->matches[3];
+	cr_assert_eq(m->key.port.proto, 0);
+	cr_assert_eq(m->key.port.dir, HTB_PORT_SRC);
+	cr_assert_eq(m->port_last, 53);
+	m = &c->matches[4];
+	cr_assert_eq(m->kind, CONFIG_MATCH_MARK);
+	cr_assert_eq(m->key.mark.value, 0x10);
+	cr_assert_eq(m->key.mark.mask, 0xf0);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_DST4], 1);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_SRC6], 1);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_PORT], 4);	/* 80, 81, 82 and 53 */
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_MARK], 1);
+	config_free(&cfg);
+}
+
+Test(matches, precedence_data)
+{
+	struct htb_config cfg;
+
+	/* masks come out most specific first, ties in order of appearance;
+	 * overlapping ranges of one class count each port once */
+	parse_ok("[class 1:1]\nrate = 1mbit\nmatch = mark 1/1\nmatch = mark 0x10/0xf0\n"
+		 "match = mark 5\nmatch = mark 0x100/0xf00\nmatch = mark 0x20/0xff\n"
+		 "match = udp dport 10-20\nmatch = udp dport 15-30\nmatch = dport 10\n"
+		 "match = dst 198.18.0.0/16\nmatch = dst 198.18.0.0/16\n"
+		 "[class 1:2]\nrate = 1mbit\nmatch = tcp dport 10\nmatch = dst 198.18.0.0/24\n",
+		 &cfg);
+	cr_assert_eq(cfg.nmasks, 5);
+	cr_assert_eq(cfg.mark_masks[0], 0xffffffff);
+	cr_assert_eq(cfg.mark_masks[1], 0xff);
+	cr_assert_eq(cfg.mark_masks[2], 0xf0);
+	cr_assert_eq(cfg.mark_masks[3], 0xf00);
+	cr_assert_eq(cfg.mark_masks[4], 1);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_PORT], 21 + 1 + 1);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_DST4], 2);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_MARK], 5);
+	config_free(&cfg);
+}
+
+Test(matches, conflicts_refused)
+{
+	static const char *const bad[] = {
+		"[class 1:1]\nrate=1mbit\nmatch = dport 5-9\n[class 1:2]\nrate=1mbit\nmatch = dport 1-5\n",
+		"[class 1:1]\nrate=1mbit\nmatch = udp sport 100\n[class 1:2]\nrate=1mbit\nmatch = udp sport 1-65535\n",
+		"[class 1:1]\nrate=1mbit\nmatch = mark 3\n[class 1:2]\nrate=1mbit\nmatch = mark 0x3\n",
+		"[class 1:1]\nrate=1mbit\nmatch = src fd00::/16\n[class 1:2]\nrate=1mbit\nmatch = src fd00:0::/16\n",
+		/* the owner of the widest range is the same class: still caught */
+		"[class 1:1]\nrate=1mbit\nmatch = dport 1-100\n[class 1:2]\nrate=1mbit\nmatch = dport 40-50\n"
+		"[class 1:1]\nrate=1mbit\n",
+		"[class 1:1]\nrate=1mbit\nmatch = dport 1-10\nmatch = dport 5-100\n[class 1:2]\nrate=1mbit\nmatch = dport 50\n",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct htb_config cfg;
+		char *diag = NULL;
+
+		cr_assert_eq(parse(bad[i], &cfg, &diag), -1, "case %zu accepted", i);
+		cr_assert(strstr(diag, "claimed by class") || strstr(diag, "overlaps") ||
+			  strstr(diag, "duplicate class"), "case %zu: %s", i, diag);
+		cr_assert_eq(cfg.nclasses, 0);
+		free(diag);
+	}
+}
+
+Test(matches, any_and_specific_protocol_coexist)
+{
+	struct htb_config cfg;
+
+	parse_ok("[class 1:1]\nrate=1mbit\nmatch = dport 53\n"
+		 "[class 1:2]\nrate=1mbit\nmatch = udp dport 53\n"
+		 "[class 1:3]\nrate=1mbit\nmatch = tcp dport 53\nmatch = tcp sport 53\n", &cfg);
+	cr_assert_eq(cfg.nkeys[CONFIG_MATCH_PORT], 4);
+	config_free(&cfg);
+}
+
+Test(classid, parse_and_print)
+{
+	char buf[CONFIG_CLASSID_BUF];
+	__u32 id;
+
+	cr_assert_eq(config_parse_classid("1:10", &id), 0);
+	cr_assert_eq(id, 0x10010);
+	cr_assert_eq(config_parse_classid("fffe:FFFF", &id), 0);
+	cr_assert_eq(id, 0xfffeffff);
+	cr_assert_eq(config_parse_classid("0001:000a", &id), 0);
+	cr_assert_eq(id, 0x1000a);
+	cr_assert_str_eq(config_sprint_classid(0x1000a, buf, sizeof(buf)), "1:a");
+	static const char *const bad[] = {
+		"", ":", "1:", ":1", "1:0", "0:1", "ffff:1", "1:10000", "1:-1",
+		"1 :1", "1:1 ", "0x1:1", "1:1:1", "g:1", "10",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_eq(config_parse_classid(bad[i], &id), -1, "'%s' accepted", bad[i]);
+}
+
+Test(diag, line_numbers_and_comments)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	/* '#' after a value is a comment; so is ';'; the line count survives
+	 * blank lines, comments, CRLF and indented lines */
+	cr_assert_eq(parse("# c\n\n[class 1:1]   # x\r\n  rate = 40mbit   # note\n"
+			   "\tceil = 50mbit ; note\n\n; c\nrat = 1\n", &cfg, &diag), -1);
+	cr_assert_str_eq(diag, "t.ini:8: unknown key 'rat' in [class 1:1] (did you mean 'rate'?)\n");
+	free(diag);
+}
+
+Test(diag, long_lines)
+{
+	char text[2048];
+	struct htb_config cfg;
+
+	/* far beyond inih's 200-byte line buffer */
+	snprintf(text, sizeof(text), "[class 1:1]\nrate = 1mbit%*s# %0600d\nprio = 3\n", 400, "", 0);
+	parse_ok(text, &cfg);
+	cr_assert_eq(cfg.classes[0].prio, 3);
+	config_free(&cfg);
+}
+
+Test(diag, nothing_on_failure)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	cr_assert_eq(parse("[class 1:1]\nrate = 1mbit\nmatch = dst 198.18.0.0/15\n"
+			   "[class 1:2]\nrate = 0\n", &cfg, &diag), -1);
+	cr_assert_eq(cfg.nclasses, 0);
+	cr_assert_null(cfg.classes);
+	cr_assert_null(cfg.matches);
+	config_free(&cfg);	/* safe */
+	free(diag);
+}
+
+Test(load, missing_file)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+	size_t len;
+	FILE *f = open_memstream(&diag, &len);
+
+	cr_assert_eq(config_load("/nonexistent/htbctl.ini", &cfg, f), -1);
+	fclose(f);
+	cr_assert_str_eq(diag, "/nonexistent/htbctl.ini: cannot open: No such file or directory\n");
+	free(diag);
+}
