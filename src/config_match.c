@@ -53,7 +53,7 @@ static bool next_word(const char **p, char *out, size_t outlen)
 static int match_err(struct cfg_parse *ps, unsigned line, const char *v,
 		     const char *fmt, const char *arg)
 {
-	char msg[160];
+	char msg[256];
 
 	snprintf(msg, sizeof(msg), fmt, arg);
 	cfg_error(&ps->diag, line, "invalid match '%s': %s", v, msg);
@@ -383,6 +383,12 @@ unknown:
 		char msg[64];
 
 		snprintf(msg, sizeof(msg), "unknown type '%s' (did you mean '%s'?)", w1, sug);
+		return match_err(ps, line, v, "%s", msg);
+	}
+	if (*w1) {
+		char msg[200];
+
+		snprintf(msg, sizeof(msg), "unknown type '%s': %s", w1, MATCH_USAGE);
 		return match_err(ps, line, v, "%s", msg);
 	}
 	return match_err(ps, line, v, "%s", MATCH_USAGE);

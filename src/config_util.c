@@ -46,32 +46,37 @@ void cfg_warn(struct cfg_diag *d, unsigned line, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Levenshtein distance, for words of up to 32 characters. */
+/* Edit distance with adjacent transpositions (optimal string alignment),
+ * for words of up to SUGGEST_MAX characters: "dts" is one edit from "dst". */
 #define SUGGEST_MAX 32
 static unsigned edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[SUGGEST_MAX + 1];
+	unsigned rows[3][SUGGEST_MAX + 1];
+	unsigned *pp = rows[0], *prev = rows[1], *cur = rows[2], *t;
 
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = j;
+		prev[j] = j;
 	for (size_t i = 1; i <= la; i++) {
-		unsigned diag = row[0], v;
-
-		row[0] = i;
+		cur[0] = i;
 		for (size_t j = 1; j <= lb; j++) {
-			unsigned up = row[j];
+			unsigned v = prev[j - 1] + (a[i - 1] != b[j - 1]);
 
-			v = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < v)
-				v = up + 1;
-			if (row[j - 1] + 1 < v)
-				v = row[j - 1] + 1;
-			row[j] = v;
-			diag = up;
+			if (prev[j] + 1 < v)
+				v = prev[j] + 1;
+			if (cur[j - 1] + 1 < v)
+				v = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    pp[j - 2] + 1 < v)
+				v = pp[j - 2] + 1;
+			cur[j] = v;
 		}
+		t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
 	}
-	return row[lb];
+	return prev[lb];
 }
 
 const char *cfg_suggest(const char *word, const char *const *cands, size_t n)
@@ -89,7 +94,7 @@ const char *cfg_suggest(const char *word, const char *const *cands, size_t n)
 		if (lc > SUGGEST_MAX)
 			continue;
 		d = edit_distance(word, cands[i]);
-		/* a typo: at most 2 edits, and fewer than half the word */
+		/* a likely typo: one edit in a short word, two otherwise */
 		limit = lc <= 3 ? 1 : 2;
 		if (d <= limit && d < best_d) {
 			best = cands[i];
