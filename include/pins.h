@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What htbctl keeps in bpffs per device, under /sys/fs/bpf/htbctl/IFACE/:
+ * every map of the program by its name (the state map as class_state), the
+ * program as htb_egress, and `meta`, an array map htbctl creates itself
+ * with what unload needs: the root qdisc that was there (replayable netlink
+ * messages), whether clsact was created by htbctl, the filter's handle and
+ * priority, and how far load got. See docs/loader.md.
+ */
+#ifndef HTBCTL_PINS_H
+#define HTBCTL_PINS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include "qdisc.h"
+
+#define PIN_ROOT	"/sys/fs/bpf/htbctl"
+#define PIN_PROG	"htb_egress"
+#define PIN_META	"meta"
+
+#define META_MAGIC	0x43425448u	/* "HTBC" */
+#define META_VERSION	1
+#define META_CHUNK	4096		/* value size of the meta map */
+
+/* meta.flags */
+#define META_F_COMPLETE		(1u << 0)	/* load finished */
+#define META_F_QDISC_INSTALLED	(1u << 1)	/* our root qdisc is in place */
+#define META_F_CLSACT_CREATED	(1u << 2)	/* clsact was not there before */
+#define META_F_NO_QDISC		(1u << 3)	/* loaded with --no-qdisc */
+#define META_F_FILTER_ATTACHED	(1u << 4)
+#define META_F_TEST_QDISC	(1u << 5)	/* tests: another kind stood in for fq */
+
+/* Entry 0 of the meta map; entries 1.. hold the saved tree's blob. */
+struct htbctl_meta {
+	__u32 magic;
+	__u32 version;
+	__u32 ifindex;
+	__u32 flags;
+	char ifname[16];
+	__u32 filter_handle;
+	__u32 filter_prio;
+	__u32 prog_id;
+	__u32 capacity;		/* class slots fixed at load */
+	__u32 our_root;		/* handle of the fq / mq htbctl installed */
+	__u32 ntxq;
+	char leaf_kind[QDISC_KIND_LEN];	/* "fq" */
+	struct fq_params fq;
+	__u64 loaded_at;	/* CLOCK_REALTIME, s */
+	__u64 reloads;
+	/* the root qdisc tree found at load (struct qdisc_tree) */
+	__u32 saved_is_default;
+	__u32 saved_root_handle;
+	char saved_root_kind[QDISC_KIND_LEN];
+	__u32 saved_nqdiscs;
+	__u32 saved_nclasses;
+	__u32 saved_len;
+	__u32 pad;
+	char config[256];	/* config path as given to the last (re)load */
+};
+
+/* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME". */
+int pin_dir(const char *ifname, char *buf, size_t len);
+int pin_path(const char *ifname, const char *name, char *buf, size_t len);
+
+/* Exclusive lock over every htbctl change (flock on PIN_ROOT, created if
+ * needed). Returns the fd to close, or a negative errno. */
+int pins_lock(void);
+
+/* Creates the meta map sized for t's blob, writes m and the blob, and pins
+ * it as IFACE/meta (the directory is created). Returns the map fd. */
+int meta_create_pinned(const char *ifname, const struct htbctl_meta *m,
+		       const struct qdisc_tree *t);
+int meta_write(int fd, const struct htbctl_meta *m);
+/* Opens IFACE/meta; fills m and, if t is not NULL, the saved tree. */
+int meta_open(const char *ifname, struct htbctl_meta *m, struct qdisc_tree *t);
+
+enum pin_state {
+	PINS_NONE = 0,		/* nothing of htbctl for this device */
+	PINS_OK,		/* loaded and attached */
+	PINS_STALE,		/* pins without a working attachment */
+};
+
+/* Looks at IFACE's pin directory and whether the filter it names is
+ * attached with the pinned program. m is filled when meta is readable.
+ * why gets a sentence for PINS_STALE. ifindex 0: the device is gone. */
+enum pin_state pins_check(const char *ifname, int ifindex,
+			  struct htbctl_meta *m, bool *have_meta,
+			  char *why, size_t whylen);
+
+/* Removes every file in IFACE's pin directory, the directory, and
+ * PIN_ROOT if it is then empty. Missing things are not errors. */
+int pins_remove(const char *ifname);
+
+#endif
