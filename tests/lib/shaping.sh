@@ -1,0 +1,146 @@
+# Shared by the scenario tests: shape the sender's veth with htbctl or with
+# kernel HTB configured to the same tree, run iperf3 flows across the pair
+# and read the receiver's goodput. Source tests/lib/netns.sh first.
+#
+# The kernel HTB side is built from `htbctl -j check` output, so both
+# shapers get exactly the same resolved tree (rates, bursts, quanta, prio).
+
+HTBCTL=${HTBCTL:-build/htbctl}
+RESULTS=${RESULTS:-build/results}
+mkdir -p "$RESULTS"
+
+shape_htbctl() {	# config [load options]
+	local conf=$1; shift
+	in_snd "$HTBCTL" load dev "$SND_IF" config "$conf" "$@"
+}
+
+unshape_htbctl() {
+	in_snd "$HTBCTL" unload dev "$SND_IF" >/dev/null
+}
+
+# Prints the tc -batch lines for kernel HTB + u32 filters equal to config.
+htb_tc_batch() {	# config dev
+	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r --arg dev "$2" '
+	def minor: split(":")[1];
+	"qdisc add dev \($dev) root handle 1: htb r2q \(.device.r2q)" +
+	  (if .device.default then " default \(.device.default | minor)" else "" end),
+	(.classes[] |
+	  "class add dev \($dev) parent \(.parent // "1:") classid \(.classid) htb" +
+	  " rate \(.rate * 8)bit ceil \(.ceil * 8)bit burst \(.burst)b cburst \(.cburst)b" +
+	  " prio \(.prio) quantum \(.quantum)"),
+	(.classes[] | . as $c | .matches[] |
+	  "filter add dev \($dev) parent 1: protocol ip prio 1 u32" +
+	  (if .proto == "udp" then " match ip protocol 17 0xff"
+	   elif .proto == "tcp" then " match ip protocol 6 0xff" else "" end) +
+	  (if .type == "dport" then " match ip dport \(.first) 0xffff"
+	   elif .type == "sport" then " match ip sport \(.first) 0xffff"
+	   elif .type == "dst" then " match ip dst \(.prefix)"
+	   elif .type == "src" then " match ip src \(.prefix)"
+	   elif .type == "mark" then " match mark \(.value) \(.mask)"
+	   else error("no u32 form for match type \(.type)") end) +
+	  " flowid \($c.classid)")'
+}
+
+shape_kernel_htb() {	# config
+	local batch
+	batch=$(mktemp)
+	htb_tc_batch "$1" "$SND_IF" > "$batch" || { rm -f "$batch"; return 1; }
+	in_snd tc -batch "$batch"
+	local rc=$?
+	rm -f "$batch"
+	return $rc
+}
+
+unshape_kernel_htb() {
+	in_snd tc qdisc del dev "$SND_IF" root 2>/dev/null
+	return 0
+}
+
+# run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len" (rate as iperf3
+# -b takes it, 0 = unlimited TCP; len = UDP datagram size or TCP write size).
+# Prints "port bits_per_second" per flow: the receiver's goodput over the
+# run minus its first two seconds (the initial burst credit would inflate
+# a short run).
+run_flows() {
+	local dur=$1; shift
+	local dir f port proto rate len pids=()
+	dir=$(mktemp -d)
+	for f in "$@"; do
+		IFS=: read -r port proto rate len <<<"$f"
+		in_rcv iperf3 -s -1 -p "$port" -J > "$dir/s.$port" 2>&1 &
+	done
+	sleep 0.5
+	for f in "$@"; do
+		IFS=: read -r port proto rate len <<<"$f"
+		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J)
+		if [ "$proto" = udp ]; then
+			opts+=(-u -b "$rate" -l "$len")
+		else
+			[ "$rate" = 0 ] || opts+=(-b "$rate")
+			opts+=(-l "$len")
+		fi
+		in_snd iperf3 "${opts[@]}" > "$dir/c.$port" 2>&1 &
+		pids+=($!)
+	done
+	wait "${pids[@]}" 2>/dev/null
+	sleep 0.5
+	wait
+	for f in "$@"; do
+		IFS=: read -r port proto rate len <<<"$f"
+		local bps
+		bps=$(jq '[.intervals[2:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)' \
+			"$dir/s.$port" 2>/dev/null)
+		echo "$port ${bps:-0}"
+	done
+	rm -rf "$dir"
+}
+
+# Relative error of measured against expected, in percent (signed).
+rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
+within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
+mbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e6 }'; }
+
+# compare_shapers CONFIG SECONDS FLOW... -> "port htbctl_bps htb_bps" lines.
+# The same flows, first through htbctl (+ fq), then through kernel HTB.
+compare_shapers() {
+	local conf=$1 dur=$2; shift 2
+	local a b
+	a=$(mktemp) b=$(mktemp)
+	if shape_htbctl "$conf" >/dev/null; then
+		run_flows "$dur" "$@" > "$a"
+		unshape_htbctl
+	else
+		echo "htbctl load failed" >&2
+	fi
+	if shape_kernel_htb "$conf"; then
+		run_flows "$dur" "$@" > "$b"
+		unshape_kernel_htb
+	else
+		echo "kernel HTB setup failed" >&2
+	fi
+	join -a1 -e 0 -o 0,1.2,2.2 <(sort "$a") <(sort "$b")
+	rm -f "$a" "$b"
+}
+
+# Appends one row to the suite's summary (build/results/summary.tsv).
+summary_row() {		# scenario case expected htbctl htb tolerance verdict
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS/summary.tsv"
+}
+
+# plot_bars FILE.tsv TITLE -> FILE.png: columns label, expected, htbctl, htb (Mbit/s)
+plot_bars() {
+	command -v gnuplot >/dev/null || return 0
+	gnuplot <<GP 2>/dev/null
+set terminal pngcairo size 900,500 noenhanced
+set output '${1%.tsv}.png'
+set title '$2'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel 'Mbit/s'
+set key top right
+set xtics rotate by -30
+set datafile separator '\t'
+plot '$1' using 2:xtic(1) title 'expected', '' using 3 title 'htbctl', '' using 4 title 'kernel HTB'
+GP
+}
