@@ -1,0 +1,381 @@
+#!/usr/bin/env bash
+# Boot Debian's stock kernel (it has sch_fq as a module, this machine's kernel
+# has none) under qemu software emulation, with this machine's root shared
+# read-write over virtio-9p, and run a command there.
+#
+#   scripts/vm.sh run 'COMMAND'   run COMMAND (bash -c) in the guest, in the repo
+#                                 top; its stdout+stderr come to our stdout and
+#                                 its exit status is ours
+#   scripts/vm.sh fetch           only download the kernel and build the cache
+#   scripts/vm.sh shell           interactive shell in the guest (needs a tty)
+#
+# Environment:
+#   VM_TIMEOUT=900      seconds before qemu is killed (run and shell)
+#   VM_SMP=2 VM_MEM=2048
+#   VM_MODULES="..."    extra modules to load at boot (any other module of the
+#                       Debian kernel also loads on demand, e.g. by tc)
+#   VM_ENV="A B"        host variables to pass into the command's environment
+#                       (CI, OUTPUT and V are always passed when set)
+#   VM_KEEP=1           keep the run's temp dir (console log) for debugging
+#
+# Exit status of run: COMMAND's, or 125 when the VM could not boot or run it,
+# 124 on timeout. Cache: .vm-cache/<package>_<version>/ at the repo top
+# (kernel, depmod'ed module tree, initramfs). See docs/vm.md.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=$top/.vm-cache
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VM_SMP=${VM_SMP:-2}
+VM_MEM=${VM_MEM:-2048}
+
+# Loaded at boot, in this order, with their dependencies (from modules.dep).
+# The 9p stack first: without it the guest has no root. A leading '?' marks a
+# module that may be built in or absent (sch_mq is built in on Debian 6.1).
+base_modules=(virtio_pci 9pnet_virtio 9p)
+net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq')
+
+die() { echo "vm.sh: $*" >&2; exit 125; }
+log() { echo "vm.sh: $*" >&2; }
+
+# ---------------------------------------------------------------- cache
+# Versioned package that linux-image-amd64 depends on, and its version.
+resolve_kernel() {
+	local dep
+	dep=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+	if [ -z "$dep" ]; then
+		log "apt-cache knows no linux-image-amd64; running apt-get update"
+		apt-get update -qq >&2 || true
+		dep=$(apt-cache depends linux-image-amd64 2>/dev/null |
+			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+	fi
+	if [ -n "$dep" ]; then
+		kpkg=$dep
+		kpkgver=$(apt-cache show --no-all-versions "$dep" 2>/dev/null |
+			sed -n 's/^Version: //p' | head -1)
+	fi
+	if [ -z "${kpkgver:-}" ]; then
+		# Offline: fall back to what is cached already.
+		local d
+		d=$(ls -d "$cache"/linux-image-*_*/ 2>/dev/null | sort -V | tail -1)
+		[ -n "$d" ] && [ -f "$d/ready" ] ||
+			die "cannot resolve linux-image-amd64 with apt-cache and nothing is cached"
+		d=$(basename "$d")
+		kpkg=${d%%_*} kpkgver=${d#*_}
+		log "apt-cache failed; using cached $kpkg $kpkgver"
+	fi
+	kdir=$cache/${kpkg}_$kpkgver
+}
+
+# The init of the initramfs. Generic: per-run details come from the kernel
+# command line (vmrun=DIR) and DIR/stage2.sh on the shared root.
+init_script() {
+	cat <<'EOF'
+#!/bin/sh
+export PATH=/bin:/sbin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+say() { echo "vm-init: $*" >/dev/console; }
+halt() { sync; poweroff -f; sleep 10; }
+while read -r ko; do
+	insmod "/modules/$ko" || say "insmod $ko failed"
+done </modules/load.list
+run= top= debug= cache=
+for w in $(cat /proc/cmdline); do
+	case $w in
+	vmcache=*) cache=,cache=${w#vmcache=} ;;
+	vmrun=*) run=${w#vmrun=} ;;
+	vmtop=*) top=${w#vmtop=} ;;
+	vmdebug=*) debug=1 ;;
+	esac
+done
+mkdir -p /host
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000$cache hostroot /host ||
+	{ say "cannot mount the host root over 9p"; halt; }
+[ -n "$run" ] && [ -f "/host$run/stage2.sh" ] || { say "no stage2 in '$run'"; halt; }
+echo booted >"/host$run/booted"
+# The guest's own kernel file systems over the shared root. Done here with
+# busybox: host binaries start slowly over 9p (about 1 s per mount(8)).
+m() { [ -z "$debug" ] || say "$(cat /proc/uptime) mount $*"; mount "$@" || say "mount $* failed"; }
+m -t proc proc /host/proc
+m -t sysfs sys /host/sys
+m -t devtmpfs dev /host/dev
+mkdir -p /host/dev/pts /host/dev/shm
+m -t devpts devpts /host/dev/pts
+m -t tmpfs tmpfs /host/dev/shm
+m -t bpf bpf /host/sys/fs/bpf
+m -t cgroup2 cgroup2 /host/sys/fs/cgroup
+m -t tracefs tracefs /host/sys/kernel/tracing
+m -t debugfs debugfs /host/sys/kernel/debug
+# A guest-private /run (ip netns keeps its files there) and /tmp (iperf3
+# needs a tmpfs TMPDIR: 9p refuses its temp file), unless the repo or this
+# run's directory lives below them.
+case "$top/ $run/" in
+/run/* | *" /run/"*) ;;
+*) m -t tmpfs tmpfs /host/run ;;
+esac
+case "$top/ $run/" in
+/tmp/* | *" /tmp/"*) tmpdir=/dev/shm ;;
+*) m -t tmpfs tmpfs /host/tmp; tmpdir=/tmp ;;
+esac
+ip link set lo up
+[ -z "$debug" ] || say "$(cat /proc/uptime) chroot"
+TMPDIR=$tmpdir chroot /host /bin/bash "$run/stage2.sh"
+say "stage2 exited $?"
+halt
+EOF
+}
+
+# Kernel's on-demand module loads (request_module) run /sbin/modprobe in the
+# initramfs root; hand them to the host's modprobe over the cached tree.
+modprobe_script() {
+	cat <<EOF
+#!/bin/sh
+exec chroot /host /sbin/modprobe -d "$1" "\$@"
+EOF
+}
+
+# Prints the .ko paths (load order, deduplicated) for the given modules.
+module_closure() {
+	local tree=$1 kver=$2 m opt line
+	shift 2
+	for m in "$@"; do
+		opt=0
+		case $m in '?'*) opt=1 m=${m#\?} ;; esac
+		if ! line=$(modprobe -d "$tree" -S "$kver" --show-depends "$m" 2>/dev/null); then
+			[ "$opt" = 1 ] && continue
+			die "module $m not found in $kpkg"
+		fi
+		# "insmod PATH [options]" or "builtin NAME"
+		awk '$1 == "insmod" { print $2 }' <<<"$line"
+	done | awk '!seen[$0]++'
+}
+
+build_initramfs() {	# -> $kdir/initramfs.cpio
+	local kver=$1 stage mods ko name
+	stage=$(mktemp -d "$cache/initramfs.XXXXXX")
+	mkdir -p "$stage"/{bin,sbin,proc,sys,dev,host,modules}
+	cp /bin/busybox "$stage/bin/busybox"
+	for a in $("$stage/bin/busybox" --list); do
+		[ "$a" = busybox ] || ln -s busybox "$stage/bin/$a"
+	done
+	rm -f "$stage/sbin/modprobe" "$stage/bin/modprobe"
+	modprobe_script "$kdir/tree" >"$stage/sbin/modprobe"
+	chmod +x "$stage/sbin/modprobe"
+	init_script >"$stage/init"
+	chmod +x "$stage/init"
+	mods=$(module_closure "$kdir/tree" "$kver" "${base_modules[@]}" "${net_modules[@]}" ${VM_MODULES:-})
+	: >"$stage/modules/load.list"
+	for ko in $mods; do
+		name=$(basename "$ko")
+		case $name in
+		*.ko) cp "$ko" "$stage/modules/$name" ;;
+		*.ko.xz) name=${name%.xz}; xz -dc "$ko" >"$stage/modules/$name" ;;
+		*.ko.zst) name=${name%.zst}; zstd -qdc "$ko" >"$stage/modules/$name" ;;
+		*.ko.gz) name=${name%.gz}; gzip -dc "$ko" >"$stage/modules/$name" ;;
+		*) die "unknown module file $ko" ;;
+		esac
+		echo "$name" >>"$stage/modules/load.list"
+	done
+	(cd "$stage" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc --quiet) >"$kdir/initramfs.cpio.tmp"
+	mv "$kdir/initramfs.cpio.tmp" "$kdir/initramfs.cpio"
+	rm -rf "$stage"
+}
+
+# The bzImage decompresses itself (xz) in about 12 s under emulation; with
+# CONFIG_PVH qemu boots the plain ELF vmlinux directly instead. Extract it
+# once; leave none (and boot the bzImage) when that does not work.
+extract_vmlinux() {
+	local kver=$1 img off
+	img=$kdir/tree/boot/vmlinuz-$kver
+	grep -qx 'CONFIG_PVH=y' "$kdir/tree/boot/config-$kver" 2>/dev/null || return 0
+	for off in $(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$img" | cut -d: -f1 | head -3); do
+		tail -c +$((off + 1)) "$img" | xz -dc --single-stream >"$kdir/vmlinux" 2>/dev/null || true
+		if [ "$(head -c 4 "$kdir/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+			return 0
+		fi
+	done
+	rm -f "$kdir/vmlinux"
+	log "could not extract an ELF vmlinux from $img; booting the bzImage (slower)"
+}
+
+# Stamp of what the initramfs is built from: rebuild when any of it changes.
+initramfs_stamp() {
+	{ init_script; modprobe_script "$kdir/tree"
+	  printf '%s\n' "${base_modules[@]}" "${net_modules[@]}" ${VM_MODULES:-}
+	  stat -c %s /bin/busybox; } | md5sum | cut -d' ' -f1
+}
+
+fetch() {
+	mkdir -p "$cache"
+	exec 9>"$cache/lock"
+	flock 9
+	resolve_kernel
+	local kver stamp
+	if [ ! -f "$kdir/ready" ]; then
+		log "fetching $kpkg $kpkgver (once; cached in ${kdir#$top/})"
+		rm -rf "$kdir"
+		mkdir -p "$kdir/dl"
+		(cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >/dev/null 2>&1) ||
+			(cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >&2) ||
+			die "apt-get download $kpkg=$kpkgver failed"
+		dpkg-deb -x "$kdir"/dl/*.deb "$kdir/tree"
+		rm -rf "$kdir/dl"
+		kver=$(ls "$kdir/tree/lib/modules" | head -1)
+		[ -n "$kver" ] && [ -f "$kdir/tree/boot/vmlinuz-$kver" ] ||
+			die "$kpkg has no vmlinuz/modules"
+		depmod -b "$kdir/tree" "$kver"
+		extract_vmlinux "$kver"
+		echo "$kver" >"$kdir/kver"
+		touch "$kdir/ready"
+		# Older kernels' caches are dead weight (hundreds of MB each).
+		local d
+		for d in "$cache"/linux-image-*_*/; do
+			[ "${d%/}" = "$kdir" ] || rm -rf "$d"
+		done
+	fi
+	kver=$(cat "$kdir/kver")
+	stamp=$(initramfs_stamp)
+	if [ ! -f "$kdir/initramfs.cpio" ] || [ "$(cat "$kdir/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
+		build_initramfs "$kver"
+		echo "$stamp" >"$kdir/initramfs.stamp"
+	fi
+	kernel=$kdir/tree/boot/vmlinuz-$kver
+	[ ! -f "$kdir/vmlinux" ] || kernel=$kdir/vmlinux
+	initrd=$kdir/initramfs.cpio
+	exec 9>&-
+}
+
+# ---------------------------------------------------------------- run
+# Runs in the guest as host bash, chrooted into the shared root.
+write_stage2() {	# rundir interactive
+	local run=$1 interactive=$2 v
+	{
+		echo 'set -u'
+		printf 'run=%q top=%q interactive=%q\n' "$run" "$top" "$interactive"
+		cat <<'EOF'
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8 VM_GUEST=1
+unset TERM
+[ "$interactive" = 1 ] && export TERM=linux
+. "$run/env"
+cd "$top" || { echo "vm.sh: guest: no $top" >/dev/console; exit 1; }
+if [ "$interactive" = 1 ]; then
+	setsid -c bash -i </dev/console >/dev/console 2>&1
+	echo $? >"$run/rc"
+else
+	bash -c "$(<"$run/cmd")" vm.sh </dev/null >"$run/out" 2>&1
+	echo $? >"$run/rc"
+fi
+EOF
+	} >"$run/stage2.sh"
+	: >"$run/env"
+	for v in CI OUTPUT V ${VM_ENV:-}; do
+		[ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}" >>"$run/env"
+	done
+	return 0
+}
+
+qemu_args() {	# rundir interactive
+	local run=$1 interactive=$2 append
+	append="console=ttyS0 panic=-1 vmrun=$run vmtop=$top${VM_9P_CACHE:+ vmcache=$VM_9P_CACHE}"
+	if [ "$interactive" = 1 ]; then
+		append+=" quiet loglevel=3"
+	else
+		if [ -n "${VM_DEBUG:-}" ]; then
+			append+=" ignore_loglevel vmdebug=1"
+		else
+			append+=" quiet loglevel=0"
+		fi
+	fi
+	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu max
+		-smp "$VM_SMP" -m "$VM_MEM" -nographic -nodefaults -no-reboot -nic none
+		-kernel "$kernel" -initrd "$initrd" -append "$append"
+		-virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,id=hostroot,multidevs=remap")
+	if [ "$interactive" = 1 ]; then
+		qargs+=(-serial mon:stdio)
+	else
+		qargs+=(-serial "file:$run/console.log" -monitor none)
+	fi
+}
+
+run_vm() {	# interactive command
+	local interactive=$1 cmd=$2 rc
+	fetch
+	case $top in *[[:space:]]*) die "the repo path '$top' has white space; the guest cannot take it" ;; esac
+	qpid= tpid=
+	run=$(mktemp -d "$cache/run.XXXXXX")
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+	printf '%s\n' "$cmd" >"$run/cmd"
+	write_stage2 "$run" "$interactive"
+	qemu_args "$run" "$interactive"
+	: >"$run/out"
+	if [ "$interactive" = 1 ]; then
+		timeout --foreground "$VM_TIMEOUT" "${qargs[@]}" &
+		qpid=$!
+	else
+		timeout -k 10 "$VM_TIMEOUT" "${qargs[@]}" </dev/null >"$run/qemu.log" 2>&1 &
+		qpid=$!
+		# Streams the command's output while it runs; reads the rest and
+		# stops once qemu has exited.
+		tail -n +1 -s 0.2 -f --pid="$qpid" "$run/out" &
+		tpid=$!
+	fi
+	rc=0
+	wait "$qpid" || rc=$?
+	qpid=
+	[ -z "$tpid" ] || wait "$tpid" || true
+	tpid=
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		log "TIMEOUT: the VM ran longer than VM_TIMEOUT=${VM_TIMEOUT}s; qemu killed"
+		tail_console "$run"
+		exit 124
+	fi
+	if [ -f "$run/rc" ]; then
+		exit "$(cat "$run/rc")"
+	fi
+	if [ -f "$run/booted" ]; then
+		log "the guest booted but the command left no exit status (qemu exit $rc)"
+	else
+		log "the VM did not boot (qemu exit $rc)"
+	fi
+	[ ! -s "$run/qemu.log" ] || { log "qemu said:"; tail -20 "$run/qemu.log" >&2; }
+	tail_console "$run"
+	exit 125
+}
+
+cleanup() {	# keeps the exit status
+	local rc=$? p
+	set +e
+	for p in $qpid $tpid; do kill "$p" 2>/dev/null; done
+	if [ -n "${VM_KEEP:-}" ]; then log "kept $run"; else rm -rf "$run"; fi
+	exit "$rc"
+}
+
+tail_console() {
+	[ -s "$1/console.log" ] || return 0
+	log "last lines of the guest console:"
+	tail -40 "$1/console.log" | tr -d '\r' | sed 's/^/    /' >&2
+}
+
+case ${1:-} in
+fetch)
+	[ $# = 1 ] || die "usage: $0 fetch"
+	fetch
+	log "ready: $kernel" ;;
+run)
+	[ $# = 2 ] || die "usage: $0 run 'COMMAND'"
+	[ "$(id -u)" = 0 ] || die "needs root (the guest shares / read-write as root)"
+	run_vm 0 "$2" ;;
+shell)
+	[ -t 0 ] || die "shell needs a terminal"
+	[ "$(id -u)" = 0 ] || die "needs root"
+	run_vm 1 "" ;;
+*)
+	echo "usage: $0 run 'COMMAND' | fetch | shell" >&2
+	exit 2 ;;
+esac
