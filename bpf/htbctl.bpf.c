@@ -145,6 +145,10 @@ env_state(const struct htb_env *env, __u32 idx)
 #define HTB_UNLOCK(st)		bpf_spin_unlock(&(st)->lock)
 #endif
 
+/* The per-class steps of htb_sched.h as global subprograms: each is
+ * verified once, alone (see there). */
+#define HTB_SUBPROG __attribute__((noinline))
+
 #include "htb_sched.h"
 
 /* ---- classification ---- */

@@ -257,6 +257,124 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 }
 
 /*
+ * Per-class steps as separate functions. In BPF they are global
+ * subprograms (HTB_SUBPROG): the verifier checks each once, on its own,
+ * with unknown arguments, instead of once per path through the walk up
+ * the tree. Inlined, the walk's branches (caps, clamps, modes, levels)
+ * multiplied into ~940,000 verified instructions of the 1,000,000 limit;
+ * as subprograms the program verifies in a few thousand. In userspace
+ * they are plain static inline functions: the same code.
+ */
+#ifndef HTB_SUBPROG
+#define HTB_SUBPROG static inline
+#endif
+
+/* One class seen unlocked at now (step 1). */
+struct htb_ready {
+	__u64 c;		/* ceil bucket at its lowater */
+	__u64 r;		/* rate bucket at its hiwater */
+	__u64 b;		/* borrow bucket at 0 (now if no borrow limit) */
+	__u64 last_stamp;
+};
+
+/* What the charging steps need to know (step 2); one struct because a
+ * BPF function takes at most five arguments. */
+struct htb_job {
+	__u64 T;		/* departure time; the leaf step may raise it */
+	__u64 at;		/* charge time: now (or T for charge_at_T) */
+	__u32 len;		/* bytes charged */
+	__u32 idx;		/* class */
+	__s32 below;		/* levels down to the lender: > 0 borrow, 0 lend, < 0 rate */
+	__u32 pad;
+};
+
+HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
+				__u32 idx, struct htb_ready *out)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+	__u64 base;
+	__s64 diff;
+	__u32 mode;
+
+	if (!env || !p || !out)
+		return -1;
+	c = HTB_ENV_CONF(env, idx);
+	st = HTB_ENV_STATE(env, idx);
+	if (!c || !st)
+		return -1;
+	base = p->now;
+	if (p->charge_at_T && st->t_c > base)
+		base = st->t_c;
+	diff = htb_diff(st->t_c, p->now);
+	mode = st->mode;
+	out->c = htb_ready(base, htb_fill(st->ctokens, diff, c->cbuffer),
+			   htb_lowater(c, mode, p->hysteresis));
+	out->r = htb_ready(base, htb_fill(st->tokens, diff, c->buffer),
+			   htb_hiwater(c, mode, p->hysteresis));
+	out->b = p->now;
+	if (c->borrow.rate_Bps)
+		out->b = htb_ready(p->now, htb_fill(st->btokens, diff, c->bbuffer), 0);
+	out->last_stamp = st->last_stamp;
+	return 0;
+}
+
+/* Step 2a, the leaf under its lock: final T against last_stamp, the
+ * limit, the charge. Returns HTB_SEND, HTB_DROP or HTB_UNSHAPED. */
+HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
+				struct htb_job *j)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+	__u64 limit, T;
+
+	if (!env || !p || !j)
+		return HTB_UNSHAPED;
+	c = HTB_ENV_CONF(env, j->idx);
+	st = HTB_ENV_STATE(env, j->idx);
+	if (!c || !st)
+		return HTB_UNSHAPED;
+	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	T = j->T;
+	HTB_LOCK(st);
+	if (st->last_stamp > T)
+		T = st->last_stamp;
+	if (T - p->now > limit) {
+		st->drops++;
+		HTB_UNLOCK(st);
+		j->T = T;
+		return HTB_DROP;
+	}
+	st->last_stamp = T;
+	htb_charge(c, st, p->charge_at_T ? T : p->now, j->len, j->below <= 0,
+		   j->below == 0, p->hysteresis);
+	HTB_UNLOCK(st);
+	j->T = T;
+	j->at = p->charge_at_T ? T : p->now;
+	return HTB_SEND;
+}
+
+/* Step 2b, one ancestor under its lock. */
+HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p,
+				 const struct htb_job *j)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+
+	if (!env || !p || !j)
+		return -1;
+	c = HTB_ENV_CONF(env, j->idx);
+	st = HTB_ENV_STATE(env, j->idx);
+	if (!c || !st)
+		return -1;
+	HTB_LOCK(st);
+	htb_charge(c, st, j->at, j->len, j->below <= 0, j->below == 0,
+		   p->hysteresis);
+	HTB_UNLOCK(st);
+	return 0;
+}
+
+/*
  * Schedule one packet of len bytes (wire length) for the leaf whose conf
  * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
  * enum htb_verdict. Charges the path on HTB_SEND only.
@@ -266,14 +384,17 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 			    const struct htb_params *p, __u32 len,
 			    __u64 in_ts, struct htb_decision *d)
 {
-	const struct htb_class_conf *c;
-	struct htb_class_state *st;
-	__u64 now = p->now, floor = now, best = ~0ull, cmax = 0, bmax = 0;
-	__u64 base = now, limit, T, at;
-	__u32 depth = leaf->depth, level = 0, k, idx;
-	int found = 0;
+	__u64 now = p->now, floor = now, best = ~0ull, cmax = 0, bmax = 0, Tk;
+	__u32 depth = leaf->depth, level = 0, k;
+	struct htb_ready r;
+	struct htb_job j;
+	int found = 0, verdict;
 
+	__builtin_memset(&r, 0, sizeof(r));
+	__builtin_memset(&j, 0, sizeof(j));
 	d->stale = 0;
+	d->level = 0;
+	d->tstamp = 0;
 	if (in_ts > now) {
 		if (in_ts - now <= p->horizon_ns)
 			floor = in_ts;
@@ -287,34 +408,19 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 
 	/* 1. Decide T and the level from an unlocked snapshot. */
 	for (k = 0; k < HTB_MAX_DEPTH; k++) {
-		__s64 diff, toks, ctoks;
-		__u32 mode;
-		__u64 Tk;
-
 		if (k >= depth)
 			break;
-		idx = leaf->path[k];
-		c = HTB_ENV_CONF(env, idx);
-		st = HTB_ENV_STATE(env, idx);
-		if (!c || !st) {
+		if (htb_class_ready(env, p, leaf->path[k], &r)) {
 			if (k == 0)
 				return HTB_UNSHAPED;
 			depth = k;	/* a broken path ends here */
 			break;
 		}
-		diff = htb_diff(st->t_c, now);
-		mode = st->mode;
-		if (k == 0 && st->last_stamp > floor)
-			floor = st->last_stamp;
-		if (p->charge_at_T)
-			base = st->t_c > now ? st->t_c : now;
-		ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
-		cmax = HTB_MAX(cmax, htb_ready(base, ctoks,
-					       htb_lowater(c, mode, p->hysteresis)));
-		toks = htb_fill(st->tokens, diff, c->buffer);
+		if (k == 0 && r.last_stamp > floor)
+			floor = r.last_stamp;
+		cmax = HTB_MAX(cmax, r.c);
 		Tk = HTB_MAX(cmax, bmax);
-		Tk = HTB_MAX(Tk, htb_ready(base, toks,
-					   htb_hiwater(c, mode, p->hysteresis)));
+		Tk = HTB_MAX(Tk, r.r);
 		if (Tk <= floor) {
 			level = k;
 			found = 1;
@@ -324,51 +430,27 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 			best = Tk;
 			level = k;
 		}
-		if (c->borrow.rate_Bps) {
-			__s64 btoks = htb_fill(st->btokens, diff, c->bbuffer);
-
-			bmax = HTB_MAX(bmax, htb_ready(now, btoks, 0));
-		}
+		bmax = HTB_MAX(bmax, r.b);
 	}
-	T = found ? floor : HTB_MAX(floor, best);
 
-	/* 2a. The leaf, under its lock: final stamp, limit, charge. */
-	c = HTB_ENV_CONF(env, leaf->path[0]);
-	st = HTB_ENV_STATE(env, leaf->path[0]);
-	if (!c || !st)
-		return HTB_UNSHAPED;
-	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
-	HTB_LOCK(st);
-	if (st->last_stamp > T)
-		T = st->last_stamp;
-	if (T - now > limit) {
-		st->drops++;
-		HTB_UNLOCK(st);
-		d->tstamp = T;
-		d->level = level;
-		return HTB_DROP;
-	}
-	st->last_stamp = T;
-	at = p->charge_at_T ? T : now;
-	htb_charge(c, st, at, len, level == 0, level == 0, p->hysteresis);
-	HTB_UNLOCK(st);
-
-	/* 2b. The ancestors, one lock at a time. */
+	/* 2. Charge, leaf first, one lock at a time. */
+	j.T = found ? floor : HTB_MAX(floor, best);
+	j.len = len;
+	j.idx = leaf->path[0];
+	j.below = (__s32)level;
+	verdict = htb_leaf_commit(env, p, &j);
+	d->tstamp = j.T;
+	d->level = level;
+	if (verdict != HTB_SEND)
+		return verdict;
 	for (k = 1; k < HTB_MAX_DEPTH; k++) {
 		if (k >= depth)
 			break;
-		idx = leaf->path[k];
-		c = HTB_ENV_CONF(env, idx);
-		st = HTB_ENV_STATE(env, idx);
-		if (!c || !st)
+		j.idx = leaf->path[k];
+		j.below--;
+		if (htb_class_commit(env, p, &j))
 			break;
-		HTB_LOCK(st);
-		htb_charge(c, st, at, len, k >= level, k == level,
-			   p->hysteresis);
-		HTB_UNLOCK(st);
 	}
-	d->tstamp = T;
-	d->level = level;
 	return HTB_SEND;
 }
 

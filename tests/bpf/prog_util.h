@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for driving the real egress program (the skeleton of
+ * bpf/htbctl.bpf.c) with BPF_PROG_TEST_RUN: load it with small maps, fill
+ * the maps through include/maps_fill.h (as the loader does), build
+ * Ethernet/IPv4/IPv6/TCP/UDP packets, run them with a test clock.
+ * Shared by tests/bpf/test_*.c and bench/bench_prog.c.
+ */
+#ifndef HTBCTL_TESTS_PROG_UTIL_H
+#define HTBCTL_TESTS_PROG_UTIL_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "htb_types.h"
+#include "maps_fill.h"
+#include "htbctl.skel.h"
+
+#define PU_MAXC		64
+#define PU_MS		1000000ull
+#define PU_SEC		1000000000ull
+#define PU_T0		(1000 * PU_SEC)		/* test clock start */
+#define PU_MBIT(x)	((__u64)(x) * 1000000 / 8)
+#define PU_GBIT(x)	((__u64)(x) * 1000000000 / 8)
+#define PU_CLASSID(idx)	(0x10000u | ((idx) + 1))	/* 1:(idx+1) */
+
+struct fx {
+	struct htbctl_bpf *skel;
+	int prog, conf, state, rt, tree, dev_stats;
+	__u32 cap;
+	__u32 gen;
+	__u32 parent[PU_MAXC];
+	struct htb_runtime runtime;
+	struct htb_tree_conf treeconf;
+};
+
+/* Open and load the program with cap class slots (0: PU_MAXC). Returns
+ * 0 or -errno; the verifier log goes to stderr on failure. */
+static inline int fx_open(struct fx *f, __u32 cap)
+{
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->cap = cap ? cap : PU_MAXC;
+	for (int i = 0; i < PU_MAXC; i++)
+		f->parent[i] = HTB_NO_CLASS;
+	f->skel = htbctl_bpf__open();
+	if (!f->skel)
+		return -errno;
+	bpf_map__set_max_entries(f->skel->maps.class_state, f->cap);
+	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
+	err = htbctl_bpf__load(f->skel);
+	if (err)
+		return err;
+	f->prog = bpf_program__fd(f->skel->progs.htb_egress);
+	f->conf = bpf_map__fd(f->skel->maps.class_conf);
+	f->state = bpf_map__fd(f->skel->maps.class_state);
+	f->rt = bpf_map__fd(f->skel->maps.runtime);
+	f->tree = bpf_map__fd(f->skel->maps.tree_conf);
+	f->dev_stats = bpf_map__fd(f->skel->maps.dev_stats);
+	f->runtime.capacity = f->cap;
+	f->runtime.test_now_ns = PU_T0;
+	f->treeconf.default_idx = HTB_NO_CLASS;
+	htb_map_put_tree(f->tree, 0, &f->treeconf);
+	htb_map_put_tree(f->tree, 1, &f->treeconf);
+	return htb_map_set_runtime(f->rt, &f->runtime);
+}
+
+static inline void fx_close(struct fx *f)
+{
+	htbctl_bpf__destroy(f->skel);
+	f->skel = NULL;
+}
+
+static inline int fx_set_runtime(struct fx *f)
+{
+	return htb_map_set_runtime(f->rt, &f->runtime);
+}
+
+static inline int fx_clock(struct fx *f, __u64 now)
+{
+	f->runtime.test_now_ns = now;
+	return fx_set_runtime(f);
+}
+
+static inline int fx_put_tree(struct fx *f)
+{
+	return htb_map_put_tree(f->tree, f->gen, &f->treeconf);
+}
+
+/* Class idx under parent (HTB_NO_CLASS: top level), bursts in bytes,
+ * written to generation f->gen with fresh state as of the test clock;
+ * its classid is added to cls_prio. */
+static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
+			     struct htb_class_params *p)
+{
+	struct htb_class_conf c, pc;
+	__u32 x = idx, key, cid = PU_CLASSID(idx);
+	int err;
+
+	f->parent[idx] = parent;
+	p->depth = 0;
+	while (x != HTB_NO_CLASS && p->depth < HTB_MAX_DEPTH) {
+		p->path[p->depth++] = x;
+		x = f->parent[x];
+	}
+	p->classid = cid;
+	p->leaf = true;
+	err = htb_conf_from_params(p, &c);
+	if (!err)
+		err = htb_map_put_conf(f->conf, f->gen, f->cap, idx, &c);
+	if (!err)
+		err = htb_map_init_state(f->state, idx, &c,
+					 f->runtime.test_now_ns ?: htb_clock_ns());
+	if (!err && parent != HTB_NO_CLASS) {
+		key = f->gen * f->cap + parent;
+		if (!bpf_map_lookup_elem(f->conf, &key, &pc)) {
+			pc.flags &= ~HTB_CONF_LEAF;
+			err = htb_map_put_conf(f->conf, f->gen, f->cap, parent, &pc);
+		}
+	}
+	if (!err && bpf_map_update_elem(bpf_map__fd(f->skel->maps.cls_prio),
+					&cid, &idx, BPF_ANY))
+		err = -errno;
+	return err;
+}
+
+static inline int fx_class(struct fx *f, __u32 idx, __u32 parent, __u64 rate,
+			   __u64 ceil, __u64 burst, __u64 cburst, __u64 limit_ns)
+{
+	struct htb_class_params p = {
+		.rate_Bps = rate, .ceil_Bps = ceil, .burst = burst,
+		.cburst = cburst, .limit_ns = limit_ns,
+	};
+
+	return fx_class_p(f, idx, parent, &p);
+}
+
+static inline struct htb_class_state fx_state(struct fx *f, __u32 idx)
+{
+	struct htb_class_state st;
+
+	memset(&st, 0, sizeof(st));
+	bpf_map_lookup_elem(f->state, &idx, &st);
+	return st;
+}
+
+static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx)
+{
+	struct htb_class_conf c;
+	__u32 key = f->gen * f->cap + idx;
+
+	memset(&c, 0, sizeof(c));
+	bpf_map_lookup_elem(f->conf, &key, &c);
+	return c;
+}
+
+static inline struct htb_dev_stats fx_dev_stats(struct fx *f)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_dev_stats *v = calloc(ncpu, sizeof(*v)), sum = { 0 };
+	__u32 zero = 0;
+
+	if (v && !bpf_map_lookup_elem(f->dev_stats, &zero, v))
+		for (int i = 0; i < ncpu; i++) {
+			sum.unclassified_packets += v[i].unclassified_packets;
+			sum.unclassified_bytes += v[i].unclassified_bytes;
+			sum.stale_tstamps += v[i].stale_tstamps;
+			sum.drops += v[i].drops;
+		}
+	free(v);
+	return sum;
+}
+
+/* ---- packets ---- */
+
+struct pkt {
+	__u8 data[1600];
+	__u32 len;
+};
+
+struct pkt_spec {
+	int v6;
+	__u8 proto;		/* IPPROTO_TCP, IPPROTO_UDP, or other */
+	const char *src, *dst;	/* addresses as text */
+	__u16 sport, dport;
+	__u32 payload;		/* bytes after the L4 header */
+	int frag_later;		/* a non-first fragment */
+	int v6_ext;		/* IPv6: prepend a hop-by-hop header */
+};
+
+static inline void pkt_build(struct pkt *p, const struct pkt_spec *s)
+{
+	__u8 *d = p->data;
+	__u32 off = 14, l4len, iplen;
+
+	memset(p, 0, sizeof(*p));
+	memset(d, 0x02, 12);	/* MACs */
+	l4len = (s->proto == IPPROTO_TCP ? 20 : 8) + s->payload;
+	if (!s->v6) {
+		d[12] = 0x08; d[13] = 0x00;
+		iplen = 20 + l4len;
+		d[off] = 0x45;
+		d[off + 2] = iplen >> 8; d[off + 3] = iplen & 0xff;
+		if (s->frag_later) {
+			d[off + 6] = 0x00; d[off + 7] = 0xb9;	/* offset 185*8 */
+		}
+		d[off + 8] = 64;
+		d[off + 9] = s->proto;
+		inet_pton(AF_INET, s->src, d + off + 12);
+		inet_pton(AF_INET, s->dst, d + off + 16);
+		off += 20;
+	} else {
+		__u8 nh = s->proto;
+		__u32 ext = (s->v6_ext ? 8 : 0) + (s->frag_later ? 8 : 0);
+
+		d[12] = 0x86; d[13] = 0xdd;
+		d[off] = 0x60;
+		d[off + 4] = (l4len + ext) >> 8; d[off + 5] = (l4len + ext) & 0xff;
+		d[off + 7] = 64;
+		inet_pton(AF_INET6, s->src, d + off + 8);
+		inet_pton(AF_INET6, s->dst, d + off + 24);
+		if (s->v6_ext)
+			d[off + 6] = 0;		/* hop-by-hop first */
+		else if (s->frag_later)
+			d[off + 6] = 44;
+		else
+			d[off + 6] = nh;
+		off += 40;
+		if (s->v6_ext) {
+			d[off] = s->frag_later ? 44 : nh;
+			d[off + 1] = 0;		/* 8 bytes */
+			d[off + 2] = 1;		/* PadN */
+			d[off + 3] = 4;
+			off += 8;
+		}
+		if (s->frag_later) {
+			d[off] = nh;
+			d[off + 2] = 0x05; d[off + 3] = 0xc8;	/* offset 185*8 */
+			off += 8;
+		}
+	}
+	if (s->proto == IPPROTO_TCP || s->proto == IPPROTO_UDP) {
+		d[off] = s->sport >> 8; d[off + 1] = s->sport & 0xff;
+		d[off + 2] = s->dport >> 8; d[off + 3] = s->dport & 0xff;
+		if (s->proto == IPPROTO_TCP)
+			d[off + 12] = 0x50;
+		else {
+			d[off + 4] = (8 + s->payload) >> 8;
+			d[off + 5] = (8 + s->payload) & 0xff;
+		}
+	}
+	p->len = off + l4len;
+}
+
+/* A plain IPv4 UDP packet of total (Ethernet) length len. */
+static inline void pkt_udp4(struct pkt *p, __u32 len)
+{
+	struct pkt_spec s = {
+		.proto = IPPROTO_UDP, .src = "198.18.0.1", .dst = "198.18.1.1",
+		.sport = 5000, .dport = 6000, .payload = len - 42,
+	};
+
+	pkt_build(p, &s);
+}
+
+struct run_in {
+	__u32 priority;
+	__u32 mark;
+	__u64 tstamp;
+	__u32 wire_len;
+	__u32 repeat;
+};
+
+struct run_out {
+	int retval;		/* TC_ACT_* */
+	__u64 tstamp;
+	__u32 wire_len;
+	__u32 duration;		/* ns per run, averaged over repeat */
+};
+
+static inline int fx_run(struct fx *f, const struct pkt *p,
+			 const struct run_in *in, struct run_out *out)
+{
+	struct __sk_buff ctx_in, ctx_out;
+	__u8 data_out[1600];
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = p->data, .data_size_in = p->len,
+		.data_out = data_out, .data_size_out = sizeof(data_out),
+		.ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in),
+		.ctx_out = &ctx_out, .ctx_size_out = sizeof(ctx_out),
+		.repeat = in ? in->repeat : 0);
+	int err;
+
+	memset(&ctx_in, 0, sizeof(ctx_in));
+	memset(&ctx_out, 0, sizeof(ctx_out));
+	if (in) {
+		ctx_in.priority = in->priority;
+		ctx_in.mark = in->mark;
+		ctx_in.tstamp = in->tstamp;
+		ctx_in.wire_len = in->wire_len;
+	}
+	err = bpf_prog_test_run_opts(f->prog, &o);
+	if (err)
+		return -errno;
+	if (out) {
+		out->retval = o.retval;
+		out->tstamp = ctx_out.tstamp;
+		out->wire_len = ctx_out.wire_len;
+		out->duration = o.duration;
+	}
+	return 0;
+}
+
+/* One packet of len bytes to the leaf idx (by skb->priority). */
+static inline struct run_out fx_send(struct fx *f, __u32 idx, __u32 len)
+{
+	struct run_in in = { .priority = PU_CLASSID(idx) };
+	struct run_out out = { .retval = -1 };
+	struct pkt p;
+
+	pkt_udp4(&p, len > 1500 ? 1500 : len);
+	if (len > 1500)
+		in.wire_len = len;	/* a GSO packet */
+	fx_run(f, &p, &in, &out);
+	return out;
+}
+
+#define TC_ACT_OK_	0
+#define TC_ACT_SHOT_	2
+
+#endif

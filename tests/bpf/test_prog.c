@@ -1,0 +1,873 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The real egress program (bpf/htbctl.bpf.c via its skeleton) in the
+ * kernel, driven with BPF_PROG_TEST_RUN on crafted packets and the test
+ * clock (runtime.test_now_ns). Needs root.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <bpf/btf.h>
+
+#include "prog_util.h"
+#include "htb_sched.h"
+
+#define T0	PU_T0
+#define MS	PU_MS
+#define SEC	PU_SEC
+#define MBIT	PU_MBIT
+#define GBIT	PU_GBIT
+
+typedef unsigned __int128 u128;
+
+static struct fx F;
+
+static void setup(void)
+{
+	int err = fx_open(&F, 0);
+
+	cr_assert_eq(err, 0, "loading the program: %s (needs root)", strerror(-err));
+}
+
+static void teardown(void)
+{
+	if (F.skel)
+		fx_close(&F);
+}
+
+TestSuite(prog, .init = setup, .fini = teardown);
+
+static __u64 send_ok(__u32 idx, __u32 len)
+{
+	struct run_out o = fx_send(&F, idx, len);
+
+	cr_assert_eq(o.retval, TC_ACT_OK_, "packet to class %u not sent", idx);
+	return o.tstamp;
+}
+
+/* ---------------------------------------------------------------- */
+
+Test(prog, loads_and_state_btf_names_fields)
+{
+	struct btf *btf = bpf_object__btf(F.skel->obj);
+	const char *want[] = { "tokens", "ctokens", "t_c", "mode", "lock" };
+	const struct btf_member *m;
+	const struct btf_type *t;
+	__s32 id;
+
+	cr_assert_not_null(btf);
+	id = btf__find_by_name_kind(btf, "htb_class_state", BTF_KIND_STRUCT);
+	cr_assert_gt(id, 0);
+	t = btf__type_by_id(btf, id);
+	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++) {
+		bool found = false;
+
+		m = btf_members(t);
+		for (int i = 0; i < btf_vlen(t); i++, m++)
+			found |= !strcmp(btf__name_by_offset(btf, m->name_off), want[w]);
+		cr_expect(found, "class_state BTF lacks %s", want[w]);
+	}
+	cr_expect_eq(bpf_map__value_size(F.skel->maps.class_state),
+		     sizeof(struct htb_class_state));
+}
+
+/* The verifier's work stays far from its 1,000,000-instruction limit (the
+ * per-class steps are global subprograms; inlined they took ~940,000). */
+Test(prog, verifier_budget)
+{
+	static char log[1 << 16];
+	struct htbctl_bpf *s = htbctl_bpf__open();
+	long processed = -1;
+	char *at;
+
+	cr_assert_not_null(s);
+	bpf_program__set_log_buf(s->progs.htb_egress, log, sizeof(log));
+	bpf_program__set_log_level(s->progs.htb_egress, 4);	/* stats only */
+	cr_assert_eq(htbctl_bpf__load(s), 0);
+	at = strstr(log, "processed ");
+	if (at)
+		processed = strtol(at + 10, NULL, 10);
+	htbctl_bpf__destroy(s);
+	cr_log_info("verifier: %ld instructions processed", processed);
+	cr_assert_gt(processed, 0);
+	cr_expect_lt(processed, 100000);
+}
+
+/*
+ * One class at a fixed clock: packet n leaves at
+ *	T0 + max(0, cum(n) - buffer),  cum(n) = floor(n * len * mult >> shift)
+ * computed here independently of the program's per-packet carry, and
+ * within 1 ns (+2^-30) of the ideal n * len / rate - burst / rate.
+ */
+static void one_class(__u64 rate, __u32 len, __u64 burst, int n)
+{
+	struct htb_class_conf c;
+	__u64 buffer;
+
+	fx_close(&F);
+	cr_assert_eq(fx_open(&F, 0), 0);
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, rate, 0, burst, burst, 1000 * SEC), 0);
+	c = fx_conf(&F, 0);
+	buffer = c.buffer;
+	for (int i = 0; i < n; i++) {
+		u128 cum = ((u128)i * len * c.rate.mult) >> c.rate.shift;
+		__u64 want = T0 + (cum > buffer ? (__u64)(cum - buffer) : 0);
+		double ideal = (double)i * len * 1e9 / rate - (double)burst * 1e9 / rate;
+		__u64 T = send_ok(0, len);
+
+		cr_assert_eq(T, want, "rate %llu len %u packet %d: %llu, want %llu",
+			     (unsigned long long)rate, len, i,
+			     (unsigned long long)(T - T0), (unsigned long long)(want - T0));
+		if (ideal > 2)
+			cr_assert(fabs((double)(T - T0) - ideal) <= 1 + ideal / (1 << 30) + 1,
+				  "rate %llu len %u packet %d: %llu vs ideal %.2f",
+				  (unsigned long long)rate, len, i,
+				  (unsigned long long)(T - T0), ideal);
+	}
+}
+
+Test(prog, one_class_1kbit)
+{
+	one_class(125, 125, 250, 40);		/* 1 s per packet */
+	one_class(125, 1000, 1000, 6);		/* 8 s per packet */
+}
+
+Test(prog, one_class_10mbit) { one_class(MBIT(10), 1500, 15000, 200); }
+Test(prog, one_class_1gbit) { one_class(GBIT(1), 1500, 15000, 200); one_class(GBIT(1), 64, 15000, 500); }
+Test(prog, one_class_10gbit) { one_class(GBIT(10), 1500, 64000, 300); one_class(GBIT(10), 64, 3000, 1000); }
+Test(prog, one_class_100gbit) { one_class(GBIT(100), 64, 3000, 1000); one_class(GBIT(100), 9000, 64000, 200); }
+Test(prog, one_class_400gbit) { one_class(GBIT(400), 64, 3000, 2000); one_class(GBIT(400), 1500, 64000, 300); one_class(GBIT(400), 65536, 200000, 100); }
+
+Test(prog, burst_credit_after_idle_and_cap)
+{
+	int i;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(10), 0, 15000, 15000, SEC), 0);
+	for (i = 0; i < 11; i++)
+		cr_expect_eq(send_ok(0, 1500), T0, "packet %d", i);
+	for (i = 1; i <= 5; i++)
+		cr_expect_eq(send_ok(0, 1500), T0 + i * 1200000ull);
+	/* idle 10 s: credit back up to the burst, not beyond */
+	fx_clock(&F, T0 + 10 * SEC);
+	for (i = 0; i < 11; i++)
+		cr_expect_eq(send_ok(0, 1500), T0 + 10 * SEC, "after idle %d", i);
+	cr_expect_eq(send_ok(0, 1500), T0 + 10 * SEC + 1200000);
+}
+
+Test(prog, ceil_caps_a_borrowing_class)
+{
+	__u64 prev = 0, T;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(10), 1500, 1500, SEC), 0);
+	for (int i = 0; i < 100; i++) {
+		T = send_ok(1, 1500);
+		if (i >= 2)
+			cr_expect_eq(T - prev, 1200000, "packet %d", i);
+		prev = T;
+	}
+	/* its own 1 Mbit pays whenever its bucket is ready by the stamp:
+	 * 2 packets of burst, then one per 12 ms of the 118.8 ms */
+	cr_expect_eq(fx_state(&F, 1).lends, 11);
+	cr_expect_eq(fx_state(&F, 1).borrows, 89);
+	cr_expect_eq(fx_state(&F, 0).lends, 89);
+	cr_expect_eq(fx_state(&F, 1).mode, HTB_MODE_CANT_SEND);
+}
+
+static void two_leaves(void)
+{
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(10), 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 2, 0, MBIT(9), MBIT(10), 1500, 1500, SEC), 0);
+}
+
+Test(prog, borrows_when_parent_has_tokens)
+{
+	two_leaves();
+	cr_expect_eq(send_ok(1, 1500), T0);
+	cr_expect_eq(send_ok(1, 1500), T0);
+	cr_expect_eq(send_ok(1, 1500), T0 + 1200000);	/* parent's pace */
+	cr_expect_eq(send_ok(1, 1500), T0 + 2400000);
+	cr_expect_eq(fx_state(&F, 1).borrows, 2);
+	cr_expect_eq(fx_state(&F, 0).lends, 2);
+}
+
+Test(prog, no_borrowing_when_parent_has_none)
+{
+	two_leaves();
+	for (int i = 0; i < 101; i++)
+		send_ok(2, 1500);
+	cr_expect_eq(fx_state(&F, 0).tokens, -120 * (__s64)MS);
+	cr_expect_eq(send_ok(1, 1500), T0);
+	cr_expect_eq(send_ok(1, 1500), T0);
+	for (int i = 1; i <= 8; i++)
+		cr_expect_eq(send_ok(1, 1500), T0 + i * 12 * MS);
+	cr_expect_eq(fx_state(&F, 1).borrows, 0);
+}
+
+Test(prog, chain_8_deep)
+{
+	__u64 prev = 0, T;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	for (int i = 1; i < 8; i++)
+		cr_assert_eq(fx_class(&F, i, i - 1, 1000, MBIT(100), 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_conf(&F, 7).depth, 8);
+	for (int i = 0; i < 100; i++) {
+		T = send_ok(7, 1500);
+		if (i >= 10)
+			cr_expect_eq(T - prev, 120000, "packet %d", i);
+		prev = T;
+	}
+	for (int i = 1; i < 8; i++) {
+		cr_expect_eq(fx_state(&F, i).borrows, fx_state(&F, 0).lends);
+		cr_expect_eq(fx_state(&F, i).bytes, 100 * 1500);
+	}
+	cr_expect_gt(fx_state(&F, 0).lends, 80);
+}
+
+/* Hysteresis flipped in the runtime map between two runs of the same
+ * train, without reloading. */
+Test(prog, hysteresis_on_vs_off_runtime_flip)
+{
+	__u64 off[40], on[40];
+	int n_off = 0, n_on = 0;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(10), 0, 15000, 15000, SEC), 0);
+	for (int i = 0; i < 40; i++)
+		n_off += (off[i] = send_ok(0, 1500)) == T0;
+	/* same class, fresh buckets, hysteresis on */
+	F.runtime.hysteresis = 1;
+	cr_assert_eq(fx_clock(&F, T0 + 100 * SEC), 0);
+	cr_assert_eq(htb_map_init_state(F.state, 0, &(struct htb_class_conf){ 0 }, 0), 0);
+	for (int i = 0; i < 40; i++)
+		n_on += (on[i] = send_ok(0, 1500) - 100 * SEC) == T0;
+	cr_expect_eq(n_off, 11);
+	cr_expect_eq(n_on, 21);
+	cr_expect_eq(on[21], T0 + 13200000);
+	cr_expect_eq(off[39], on[39]);
+	cr_expect_eq(fx_state(&F, 0).overlimits, 1);
+}
+
+Test(prog, drop_beyond_limit)
+{
+	struct htb_class_state before;
+	int sent = 0;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 50 * MS), 0);
+	for (int i = 0; i < 10; i++)
+		sent += fx_send(&F, 1, 1500).retval == TC_ACT_OK_;
+	cr_expect_eq(sent, 6);
+	before = fx_state(&F, 1);
+	cr_expect_eq(before.drops, 4);
+	cr_expect_eq(fx_dev_stats(&F).drops, 4);
+	cr_expect_eq(fx_send(&F, 1, 1500).retval, TC_ACT_SHOT_);
+	cr_expect_eq(fx_state(&F, 1).tokens, before.tokens);
+	cr_expect_eq(fx_state(&F, 1).packets, 6);
+	cr_expect_eq(fx_state(&F, 0).packets, 6);
+}
+
+/*
+ * The same random traffic through the program and through the userspace
+ * build of include/htb_sched.h: identical stamps, verdicts and state.
+ * Also: stamps never decrease within a leaf.
+ */
+Test(prog, identical_to_userspace_model_and_non_decreasing)
+{
+	struct htb_class_conf uc[8];
+	struct htb_class_state us[8];
+	struct htb_env env = { .conf = uc, .state = us, .n = 8 };
+	struct htb_params p = { .now = T0, .horizon_ns = HTB_DEFAULT_HORIZON_NS };
+	__u64 last[8] = { 0 };
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 3000, 3000, 20 * MS), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(60), MBIT(100), 3000, 3000, 20 * MS), 0);
+	cr_assert_eq(fx_class(&F, 2, 1, MBIT(10), MBIT(80), 1500, 1500, 2 * MS), 0);
+	cr_assert_eq(fx_class(&F, 3, 1, MBIT(30), MBIT(50), 1500, 1500, 3 * MS), 0);
+	cr_assert_eq(fx_class(&F, 4, 0, MBIT(20), MBIT(100), 1500, 1500, 5 * MS), 0);
+	for (__u32 i = 0; i < 5; i++) {
+		uc[i] = fx_conf(&F, i);
+		us[i] = fx_state(&F, i);
+	}
+	srand(7);
+	for (int i = 0; i < 20000; i++) {
+		__u32 l = (__u32[]){ 2, 3, 4 }[rand() % 3];
+		__u32 len = 64 + rand() % 1437;
+		struct run_in in = { .priority = PU_CLASSID(l) };
+		struct htb_decision d;
+		struct run_out o;
+		struct pkt pk;
+		int v;
+
+		p.now += rand() % 60000;
+		p.hysteresis = (i / 2000) & 1;
+		if (rand() % 4 == 0)
+			in.tstamp = p.now + rand() % 2000000;
+		if (rand() % 50 == 0)
+			in.tstamp = p.now + 20 * SEC;	/* stale */
+		F.runtime.hysteresis = p.hysteresis;
+		cr_assert_eq(fx_clock(&F, p.now), 0);
+		pkt_udp4(&pk, len);
+		cr_assert_eq(fx_run(&F, &pk, &in, &o), 0);
+		v = htb_schedule(&env, &uc[l], &p, len, in.tstamp, &d);
+		cr_assert_eq(o.retval, v == HTB_DROP ? TC_ACT_SHOT_ : TC_ACT_OK_, "packet %d", i);
+		if (v != HTB_SEND)
+			continue;
+		cr_assert_eq(o.tstamp, d.tstamp, "packet %d", i);
+		cr_assert_geq(o.tstamp, last[l]);
+		cr_assert_geq(o.tstamp, p.now);
+		last[l] = o.tstamp;
+	}
+	for (__u32 i = 0; i < 5; i++) {
+		struct htb_class_state k = fx_state(&F, i);
+
+		cr_expect_eq(k.tokens, us[i].tokens, "class %u", i);
+		cr_expect_eq(k.ctokens, us[i].ctokens, "class %u", i);
+		cr_expect_eq(k.t_c, us[i].t_c);
+		cr_expect_eq(k.bytes, us[i].bytes);
+		cr_expect_eq(k.drops, us[i].drops);
+		cr_expect_eq(k.lends, us[i].lends);
+		cr_expect_eq(k.borrows, us[i].borrows);
+		cr_expect_eq(k.overlimits, us[i].overlimits);
+	}
+	cr_expect_gt(us[2].drops + us[3].drops + us[4].drops, 0);
+	cr_expect_gt(us[2].borrows + us[3].borrows + us[4].borrows, 0);
+}
+
+/* Seed 003 through the kernel: every leaf keeps its rate while siblings
+ * borrow; B stays at its ceil. */
+Test(prog, seed003_tree, .timeout = 120)
+{
+	const __u32 len = 1500;
+	const __u64 dt = len * SEC / (GBIT(1) + GBIT(1) / 5);
+	const __u64 w0 = T0 + 100 * MS, w1 = T0 + 300 * MS;
+	__u64 next[4] = { 0, T0, T0 + dt / 3, T0 + 2 * dt / 3 }, got[4] = { 0 };
+	double mbit[4];
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, GBIT(1), 0, 125000, 125000, 0), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(500), GBIT(1), 62500, 125000, 0), 0);
+	cr_assert_eq(fx_class(&F, 2, 0, MBIT(100), MBIT(100), 12500, 12500, 0), 0);
+	cr_assert_eq(fx_class(&F, 3, 0, MBIT(100), GBIT(1), 12500, 125000, 0), 0);
+	for (;;) {
+		struct run_out o;
+		__u32 l = 1;
+
+		for (__u32 i = 2; i <= 3; i++)
+			if (next[i] < next[l])
+				l = i;
+		if (next[l] > w1 + 150 * MS)
+			break;
+		fx_clock(&F, next[l]);
+		next[l] += dt;
+		o = fx_send(&F, l, len);
+		if (o.retval == TC_ACT_OK_ && o.tstamp >= w0 && o.tstamp < w1)
+			got[l] += len;
+	}
+	for (int i = 1; i <= 3; i++)
+		mbit[i] = got[i] * 8 / 1e6 / 0.2;
+	cr_log_info("seed 003 in the kernel: A %.1f, B %.1f, C %.1f Mbit/s",
+		    mbit[1], mbit[2], mbit[3]);
+	cr_expect_geq(mbit[1], 500 * 0.995);
+	cr_expect_geq(mbit[2], 100 * 0.995);
+	cr_expect_leq(mbit[2], 100 * 1.005);
+	cr_expect_geq(mbit[3], 100 * 0.995);
+	cr_expect_leq(mbit[1] + mbit[2] + mbit[3], 1000 * 1.005);
+}
+
+/* ---- classification ---- */
+
+/* Leaves 1..7 under 0, one per classifier; 8 is the default. */
+enum { L_PRIO = 1, L_MARK, L_DST, L_SRC, L_PORT, L_CGROUP, L_ANYPORT, L_DEFAULT };
+
+static void cls_tree(void)
+{
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, GBIT(1), 0, 1 << 20, 1 << 20, SEC), 0);
+	for (__u32 i = 1; i <= 8; i++)
+		cr_assert_eq(fx_class(&F, i, 0, GBIT(1), 0, 1 << 20, 1 << 20, SEC), 0);
+}
+
+static void put(struct bpf_map *m, const void *key, __u32 idx)
+{
+	cr_assert_eq(bpf_map_update_elem(bpf_map__fd(m), key, &idx, BPF_ANY), 0,
+		     "%s: %s", bpf_map__name(m), strerror(errno));
+}
+
+static void lpm4(struct bpf_map *m, const char *addr, __u32 plen, __u32 idx)
+{
+	struct htb_lpm4_key k = { .prefixlen = plen };
+
+	inet_pton(AF_INET, addr, k.addr);
+	put(m, &k, idx);
+}
+
+static void lpm6(struct bpf_map *m, const char *addr, __u32 plen, __u32 idx)
+{
+	struct htb_lpm6_key k = { .prefixlen = plen };
+
+	inet_pton(AF_INET6, addr, k.addr);
+	put(m, &k, idx);
+}
+
+static void port(__u8 proto, __u8 dir, __u16 p, __u32 idx)
+{
+	struct htb_port_key k = { .proto = proto, .dir = dir, .port = p };
+
+	put(F.skel->maps.cls_port, &k, idx);
+}
+
+/* Which leaf a packet went to (by the packets counters), -1: none. */
+static int classified(const struct pkt *p, const struct run_in *in,
+		      struct run_out *out)
+{
+	__u64 before[9];
+	struct run_out o;
+	int which = -1;
+
+	for (__u32 i = 1; i <= 8; i++)
+		before[i] = fx_state(&F, i).packets;
+	cr_assert_eq(fx_run(&F, p, in, &o), 0);
+	for (__u32 i = 1; i <= 8; i++)
+		if (fx_state(&F, i).packets != before[i]) {
+			cr_assert_eq(which, -1, "charged twice");
+			which = i;
+		}
+	if (out)
+		*out = o;
+	return which;
+}
+
+/* Move this process into a fresh cgroup v2 and return its id (inode), or
+ * 0 if there is no cgroup2 hierarchy. */
+static char cg_dir[256];
+
+static __u64 enter_cgroup(void)
+{
+	FILE *m = fopen("/proc/self/mounts", "r");
+	char dev[64], mnt[200], type[32], path[300];
+	struct stat sb;
+	__u64 id = 0;
+	FILE *procs;
+
+	while (m && fscanf(m, "%63s %199s %31s %*[^\n]", dev, mnt, type) == 3) {
+		if (strcmp(type, "cgroup2"))
+			continue;
+		snprintf(cg_dir, sizeof(cg_dir), "%s/htbctl-test-%d", mnt, getpid());
+		if (mkdir(cg_dir, 0755) && errno != EEXIST)
+			break;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg_dir);
+		procs = fopen(path, "w");
+		if (!procs)
+			break;
+		fprintf(procs, "%d\n", getpid());
+		if (fclose(procs) == 0 && !stat(cg_dir, &sb))
+			id = sb.st_ino;
+		break;
+	}
+	if (m)
+		fclose(m);
+	return id;
+}
+
+static void leave_cgroup(void)
+{
+	char path[300], *slash;
+	FILE *procs;
+
+	if (!cg_dir[0])
+		return;
+	snprintf(path, sizeof(path), "%s", cg_dir);
+	slash = strrchr(path, '/');
+	if (slash) {
+		strcpy(slash, "/cgroup.procs");
+		procs = fopen(path, "w");
+		if (procs) {
+			fprintf(procs, "%d\n", getpid());
+			fclose(procs);
+		}
+	}
+	rmdir(cg_dir);
+	cg_dir[0] = 0;
+}
+
+Test(prog, classifiers_and_precedence)
+{
+	struct pkt_spec s = {
+		.proto = IPPROTO_TCP, .src = "198.18.0.7", .dst = "198.18.1.9",
+		.sport = 40000, .dport = 10194, .payload = 100,
+	};
+	struct run_in in = { .priority = PU_CLASSID(L_PRIO), .mark = 0x1234 };
+	struct htb_mark_key mk = { .value = 0x34, .mask = 0xff };
+	struct htb_mark_key mk2 = { .value = 0x1200, .mask = 0xff00 };
+	__u64 cg = enter_cgroup();
+	struct pkt p;
+
+	cls_tree();
+	F.treeconf.default_idx = L_DEFAULT;
+	F.treeconf.nmasks = 2;
+	F.treeconf.mark_masks[0] = 0xff;
+	F.treeconf.mark_masks[1] = 0xff00;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	put(F.skel->maps.cls_mark, &mk, L_MARK);
+	put(F.skel->maps.cls_mark, &mk2, L_ANYPORT);	/* second mask */
+	lpm4(F.skel->maps.cls_dst4, "198.18.1.0", 24, L_DST);
+	lpm4(F.skel->maps.cls_src4, "198.18.0.0", 16, L_SRC);
+	port(IPPROTO_TCP, HTB_PORT_DST, 10194, L_PORT);
+	port(0, HTB_PORT_SRC, 40000, L_ANYPORT);
+	if (cg)
+		put(F.skel->maps.cls_cgroup, &cg, L_CGROUP);
+	pkt_build(&p, &s);
+
+	/* everything matches: the precedence order decides */
+	cr_expect_eq(classified(&p, &in, NULL), L_PRIO);
+	in.priority = 0x20001;		/* another major: not a class */
+	cr_expect_eq(classified(&p, &in, NULL), L_MARK);
+	in.mark = 0x1200;		/* only the second mask matches */
+	cr_expect_eq(classified(&p, &in, NULL), L_ANYPORT);
+	in.mark = 0x99;
+	cr_expect_eq(classified(&p, &in, NULL), L_DST);
+	s.dst = "198.18.2.9";		/* outside the dst prefix */
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_SRC);
+	s.src = "198.19.0.7";
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_PORT);	/* tcp dport */
+	s.proto = IPPROTO_UDP;		/* the dport rule is tcp only */
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_ANYPORT);	/* any sport */
+	port(0, HTB_PORT_DST, 10194, L_SRC);	/* any-proto dport beats sport */
+	cr_expect_eq(classified(&p, &in, NULL), L_SRC);
+	s.sport = 40001;
+	s.dport = 9;
+	pkt_build(&p, &s);
+	if (cg) {
+		cr_expect_eq(classified(&p, &in, NULL), L_CGROUP);
+		leave_cgroup();
+	} else {
+		cr_log_warn("no cgroup2 hierarchy: cgroup classifier not exercised");
+	}
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+
+	/* non-first fragments carry no ports */
+	s.sport = 40000;
+	s.frag_later = 1;
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+	s.frag_later = 0;
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_ANYPORT);
+
+	/* a longer prefix in the same trie wins */
+	lpm4(F.skel->maps.cls_dst4, "198.18.2.0", 23, L_MARK);
+	lpm4(F.skel->maps.cls_dst4, "198.18.2.9", 32, L_CGROUP);
+	cr_expect_eq(classified(&p, &in, NULL), L_CGROUP);
+	s.dst = "198.18.3.1";
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_MARK);
+}
+
+Test(prog, skip_bits_skip_lookups)
+{
+	struct pkt_spec s = {
+		.proto = IPPROTO_UDP, .src = "198.18.0.7", .dst = "198.18.1.9",
+		.sport = 1, .dport = 2, .payload = 10,
+	};
+	struct run_in in = { .priority = PU_CLASSID(L_PRIO) };
+	struct pkt p;
+
+	cls_tree();
+	F.treeconf.default_idx = L_DEFAULT;
+	lpm4(F.skel->maps.cls_dst4, "198.18.1.0", 24, L_DST);
+	pkt_build(&p, &s);
+	cr_assert_eq(fx_put_tree(&F), 0);
+	cr_expect_eq(classified(&p, &in, NULL), L_PRIO);
+	F.treeconf.skip = HTB_SKIP_PRIO;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	cr_expect_eq(classified(&p, &in, NULL), L_DST);
+	F.treeconf.skip = HTB_SKIP_PRIO | HTB_SKIP_DST4;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+}
+
+Test(prog, ipv6_prefixes_ports_ext_headers)
+{
+	struct pkt_spec s = {
+		.v6 = 1, .proto = IPPROTO_UDP, .src = "fd00::7", .dst = "fd00:1::9",
+		.sport = 40000, .dport = 10194, .payload = 100,
+	};
+	struct run_in in = { 0 };
+	struct run_out o;
+	struct pkt p;
+
+	cls_tree();
+	F.treeconf.default_idx = L_DEFAULT;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	lpm6(F.skel->maps.cls_dst6, "fd00:1::", 32, L_DST);
+	lpm6(F.skel->maps.cls_src6, "fd00::", 64, L_SRC);
+	lpm4(F.skel->maps.cls_dst4, "0.0.0.0", 0, L_MARK);	/* v4 only */
+	port(IPPROTO_UDP, HTB_PORT_DST, 10194, L_PORT);
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, &o), L_DST);
+	cr_expect_eq(o.retval, TC_ACT_OK_);
+	s.dst = "fd00:2::9";
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_SRC);
+	s.src = "fd01::7";
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_PORT);
+	s.v6_ext = 1;			/* hop-by-hop before UDP */
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_PORT);
+	s.frag_later = 1;		/* hop-by-hop, fragment (not first) */
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+	s.v6_ext = 0;
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+	/* and an IPv4 packet still uses the v4 trie */
+	s.v6 = 0;
+	s.frag_later = 0;
+	s.src = "10.0.0.1";
+	s.dst = "10.0.0.2";
+	pkt_build(&p, &s);
+	cr_expect_eq(classified(&p, &in, NULL), L_MARK);
+}
+
+/* No class and no default: passes unshaped, tstamp untouched, counted. */
+Test(prog, unclassified_without_default_passes_unshaped)
+{
+	struct run_in in = { .tstamp = T0 + 5 * MS, .mark = 7 };
+	struct htb_dev_stats ds;
+	struct run_out o;
+	struct pkt p;
+
+	cls_tree();
+	pkt_udp4(&p, 700);
+	cr_expect_eq(classified(&p, &in, &o), -1);
+	cr_expect_eq(o.retval, TC_ACT_OK_);
+	cr_expect_eq(o.tstamp, T0 + 5 * MS);
+	in.tstamp = 0;
+	cr_expect_eq(classified(&p, &in, &o), -1);
+	cr_expect_eq(o.tstamp, 0);
+	ds = fx_dev_stats(&F);
+	cr_expect_eq(ds.unclassified_packets, 2);
+	cr_expect_eq(ds.unclassified_bytes, 1400);
+	/* a classifier pointing at an inner class falls back to the default */
+	in.priority = PU_CLASSID(0);
+	F.treeconf.default_idx = L_DEFAULT;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+}
+
+/* A GSO packet is charged by wire_len (all segments' headers), not len. */
+Test(prog, gso_charged_by_wire_len)
+{
+	struct run_in in = { .priority = PU_CLASSID(0), .wire_len = 45000 };
+	struct run_out o;
+	struct pkt p;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	pkt_udp4(&p, 1500);
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0);
+	cr_expect_eq(o.wire_len, 45000);
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	/* 45000 - 1500 bytes of debt at 80 ns per byte */
+	cr_expect_eq(o.tstamp, T0 + 43500ull * 80);
+	cr_expect_eq(fx_state(&F, 0).bytes, 90000);
+}
+
+/* TCP stamps its own EDT time: honoured (never moved earlier), and the
+ * class's later packets follow it. */
+Test(prog, incoming_tcp_tstamp_honoured)
+{
+	struct pkt_spec s = {
+		.proto = IPPROTO_TCP, .src = "198.18.0.1", .dst = "198.18.1.1",
+		.sport = 1, .dport = 2, .payload = 1446,
+	};
+	struct run_in in = { .priority = PU_CLASSID(0), .tstamp = T0 + 3 * MS };
+	struct run_out o;
+	struct pkt p;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 15000, 15000, SEC), 0);
+	pkt_build(&p, &s);
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0 + 3 * MS);
+	in.tstamp = T0 + 1 * MS;	/* earlier than the class's last stamp */
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0 + 3 * MS);
+	cr_expect_eq(fx_dev_stats(&F).stale_tstamps, 0);
+}
+
+/* A forwarded packet's CLOCK_REALTIME stamp is beyond the horizon: ignored
+ * and counted. */
+Test(prog, stale_tstamp_ignored_and_counted)
+{
+	struct run_in in = { .priority = PU_CLASSID(0),
+			     .tstamp = 1700000000ull * SEC };
+	struct run_out o;
+	struct pkt p;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 15000, 15000, SEC), 0);
+	pkt_udp4(&p, 1500);
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0);
+	cr_expect_eq(fx_dev_stats(&F).stale_tstamps, 1);
+	/* just beyond a configured horizon of 1 s is stale too */
+	F.runtime.horizon_ns = SEC;
+	fx_set_runtime(&F);
+	in.tstamp = T0 + SEC + 1;
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0);
+	in.tstamp = T0 + SEC;
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.tstamp, T0 + SEC);
+	cr_expect_eq(fx_dev_stats(&F).stale_tstamps, 2);
+}
+
+/* The conf is double-buffered: writing generation 1 changes nothing until
+ * runtime.gen flips; state carries over. */
+Test(prog, generation_flip)
+{
+	struct htb_class_conf c;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, SEC), 0);
+	send_ok(0, 1500);
+	send_ok(0, 1500);
+	cr_expect_eq(send_ok(0, 1500), T0 + 1200000);
+	/* generation 1: 100 Mbit */
+	c = fx_conf(&F, 0);
+	htb_ratecfg_precompute(&c.rate, MBIT(100), 0, 0, 0);
+	htb_ratecfg_precompute(&c.ceil, MBIT(100), 0, 0, 0);
+	cr_assert_eq(htb_map_put_conf(F.conf, 1, F.cap, 0, &c), 0);
+	cr_expect_eq(send_ok(0, 1500), T0 + 2400000);	/* still gen 0 */
+	F.runtime.gen = 1;
+	cr_assert_eq(fx_set_runtime(&F), 0);
+	/* the debt (ns) carries over; new packets cost 0.12 ms */
+	cr_expect_eq(send_ok(0, 1500), T0 + 3600000);
+	cr_expect_eq(send_ok(0, 1500), T0 + 3600000 + 120000);
+}
+
+/* ---- concurrency ---- */
+
+struct worker {
+	int cpu;
+	__u32 leaf;
+	long n;
+	int err;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct run_in in = { .priority = PU_CLASSID(w->leaf), .repeat = 0 };
+	cpu_set_t set;
+	struct pkt p;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	w->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pkt_udp4(&p, 1000);
+	for (long done = 0; !w->err && done < w->n; done += 100000) {
+		struct run_out o;
+
+		in.repeat = 100000;
+		w->err = fx_run(&F, &p, &in, &o);
+		if (!w->err && o.retval != TC_ACT_OK_)
+			w->err = -EPROTO;
+	}
+	return NULL;
+}
+
+/* Exact accounting: with caps out of reach, for every bucket
+ *	((tok0 - tokf) + (t_cf - t_c0)) << shift  + carryf - carry0
+ *	== (charged packets) * len * mult
+ * i.e. tokens - t_c moved by exactly the sum of the costs. */
+static void check_bucket(const char *what, __u32 idx, __s64 tok0, __s64 tokf,
+			 __u64 t0, __u64 tf, __u64 c0, __u64 cf,
+			 const struct htb_ratecfg *r, __u64 npk, __u32 len)
+{
+	__int128 lhs = ((__int128)(tok0 - tokf) + (__int128)(tf - t0));
+	__int128 want = (__int128)npk * len * r->mult;
+
+	lhs = lhs * ((__int128)1 << r->shift) + (__int128)cf - (__int128)c0;
+	cr_expect(lhs == want, "class %u %s: token arithmetic off by %.3f ns",
+		  idx, what, (double)(lhs - want) / (double)((__int128)1 << r->shift));
+}
+
+Test(prog, two_cpus_no_lost_charge, .timeout = 300)
+{
+	const long N = 1000000;
+	const __u32 len = 1000;
+	const __s64 huge = 1000000ll * SEC;	/* buffers: caps out of reach */
+	const __u64 huge_s = huge / SEC;
+	struct htb_class_state s0[4], sf[4];
+	struct htb_class_params par = { .limit_ns = 50 * SEC };
+	struct worker w[2] = { { 0, 2, N, 0 }, { 1, 3, N, 0 } };
+	pthread_t th[2];
+	__u64 now;
+
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("needs 2 CPUs");
+	/* real clock; R(100G) -> P(40G, ceil 100G) -> L2, L3 (10G, ceil 100G) */
+	F.runtime.test_now_ns = 0;
+	cr_assert_eq(fx_set_runtime(&F), 0);
+	par.ceil_Bps = GBIT(100);
+	par.cburst = huge_s * par.ceil_Bps;	/* bytes worth 1e6 s */
+	par.rate_Bps = GBIT(100);
+	par.burst = huge_s * par.rate_Bps;
+	cr_assert_eq(fx_class_p(&F, 0, HTB_NO_CLASS, &par), 0);
+	par.rate_Bps = GBIT(40);
+	par.burst = huge_s * par.rate_Bps;
+	cr_assert_eq(fx_class_p(&F, 1, 0, &par), 0);
+	par.rate_Bps = GBIT(10);
+	par.burst = huge_s * par.rate_Bps;
+	cr_assert_eq(fx_class_p(&F, 2, 1, &par), 0);
+	cr_assert_eq(fx_class_p(&F, 3, 1, &par), 0);
+	now = htb_clock_ns();
+	for (__u32 i = 0; i < 4; i++) {
+		struct htb_class_state st = { .mode = HTB_MODE_CAN_SEND, .t_c = now };
+
+		cr_assert_eq(bpf_map_update_elem(F.state, &i, &st, BPF_ANY), 0);
+		s0[i] = fx_state(&F, i);
+		cr_assert_eq(fx_conf(&F, i).buffer, huge);
+		cr_assert_eq(fx_conf(&F, i).cbuffer, huge);
+	}
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(pthread_create(&th[i], NULL, worker_run, &w[i]), 0);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		cr_assert_eq(w[i].err, 0, "worker %d: %s", i, strerror(-w[i].err));
+	}
+	for (__u32 i = 0; i < 4; i++)
+		sf[i] = fx_state(&F, i);
+
+	cr_expect_eq(sf[2].packets, N);
+	cr_expect_eq(sf[3].packets, N);
+	cr_expect_eq(sf[2].bytes, N * len);
+	cr_expect_eq(sf[3].bytes, N * len);
+	cr_expect_eq(sf[1].bytes, 2 * N * len, "parent lost %lld bytes",
+		     (long long)(2 * N * len - sf[1].bytes));
+	cr_expect_eq(sf[0].bytes, 2 * N * len, "root lost %lld bytes",
+		     (long long)(2 * N * len - sf[0].bytes));
+	cr_expect_eq(sf[0].packets, 2 * N);
+	for (__u32 i = 0; i < 4; i++) {
+		struct htb_class_conf c = fx_conf(&F, i);
+		__u64 nrate = sf[i].packets - sf[i].borrows;
+
+		cr_expect_eq(sf[i].drops, 0);
+		check_bucket("rate", i, s0[i].tokens, sf[i].tokens, s0[i].t_c, sf[i].t_c,
+			     s0[i].rcarry, sf[i].rcarry, &c.rate, nrate, len);
+		check_bucket("ceil", i, s0[i].ctokens, sf[i].ctokens, s0[i].t_c, sf[i].t_c,
+			     s0[i].ccarry, sf[i].ccarry, &c.ceil, sf[i].packets, len);
+	}
+	/* every packet lent by exactly one class of its path */
+	cr_expect_eq(sf[0].lends + sf[1].lends + sf[2].lends + sf[3].lends, 2 * N);
+	cr_log_info("2 CPUs x %ld packets: lends root %llu, parent %llu, leaves %llu/%llu",
+		    N, (unsigned long long)sf[0].lends, (unsigned long long)sf[1].lends,
+		    (unsigned long long)sf[2].lends, (unsigned long long)sf[3].lends);
+}
