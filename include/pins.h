@@ -55,7 +55,7 @@ struct htbctl_meta {
 	__u32 saved_nqdiscs;
 	__u32 saved_nclasses;
 	__u32 saved_len;
-	__u32 pad;
+	__u32 hiwater;		/* slots ever used: class indexes are below it */
 	char config[256];	/* config path as given to the last (re)load */
 };
 

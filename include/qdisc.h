@@ -112,6 +112,11 @@ int qdisc_kind_supported(const char *kind);
 /* Number of filters on the qdisc or class parent of ifindex. */
 int tc_filter_count(int ifindex, __u32 parent, struct nlerr *e);
 
+/* The prefs (priorities) of the filters on parent, up to max of them;
+ * returns how many filters there are (may exceed max). */
+int tc_filter_prefs(int ifindex, __u32 parent, __u32 *prefs, int max,
+		    struct nlerr *e);
+
 /* "1:", "ffff:fff1", "root" into buf. */
 char *tc_handle_str(__u32 h, char *buf, size_t len);
 

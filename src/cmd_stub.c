@@ -10,9 +10,6 @@ int fn(const struct ctx *ctx, int argc, char **argv)			\
 	return EXIT_FAIL;						\
 }
 
-NOT_YET(do_load, "load")
-NOT_YET(do_reload, "reload")
-NOT_YET(do_unload, "unload")
 NOT_YET(do_show, "show")
 NOT_YET(do_set, "set")
 NOT_YET(do_daemon, "daemon")

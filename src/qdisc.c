@@ -940,3 +940,37 @@ int tc_filter_count(int ifindex, __u32 parent, struct nlerr *e)
 	nl_close(&nl);
 	return rc ? rc : n;
 }
+
+struct prefs_acc {
+	__u32 *prefs;
+	int n, max;
+};
+
+static int prefs_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct prefs_acc *a = data;
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER)
+		return 0;
+	if (a->n < a->max)
+		a->prefs[a->n] = TC_H_MAJ(tcm->tcm_info) >> 16;
+	a->n++;
+	return 0;
+}
+
+int tc_filter_prefs(int ifindex, __u32 parent, __u32 *prefs, int max,
+		    struct nlerr *e)
+{
+	struct prefs_acc a = { .prefs = prefs, .max = max };
+	struct nlmsghdr *nlh;
+	struct nl nl;
+	int rc;
+
+	if (nl_open(&nl, e))
+		return -1;
+	nlh = tc_msg(nl.buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parent, 0);
+	rc = nl_talk(&nl, nlh, prefs_cb, &a, e, "listing filters");
+	nl_close(&nl);
+	return rc ? rc : a.n;
+}
