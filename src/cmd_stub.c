@@ -10,6 +10,4 @@ int fn(const struct ctx *ctx, int argc, char **argv)			\
 	return EXIT_FAIL;						\
 }
 
-NOT_YET(do_show, "show")
-NOT_YET(do_set, "set")
 NOT_YET(do_daemon, "daemon")

@@ -398,7 +398,7 @@ static void print_summary(const struct ctx *ctx, const char *verb,
 	print_open_object(&p, NULL);
 	print_string(&p, "dev", "%s: ", ifname);
 	print_string(&p, "action", "%s", verb);
-	print_u64(&p, "classes", " %llu classes", cfg->nclasses);
+	print_u64(&p, "nclasses", " %llu classes", cfg->nclasses);
 	print_u64(&p, "capacity", " (capacity %llu)", m->capacity);
 	if (m->flags & META_F_QDISC_INSTALLED) {
 		print_string(&p, "qdisc", ", %s", m->ntxq > 1 ? "mq" : m->leaf_kind);

@@ -396,7 +396,7 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 		print_open_object(&p, NULL);
 		print_string(&p, "dev", "%s: ", o->ifname);
 		print_string(&p, "action", "%s", "reloaded");
-		print_u64(&p, "classes", " %llu classes", cfg.nclasses);
+		print_u64(&p, "nclasses", " %llu classes", cfg.nclasses);
 		print_u64(&p, "kept", " (%llu kept", nkept);
 		print_u64(&p, "changed", ", %llu changed", nchanged);
 		print_u64(&p, "added", ", %llu added", nnew);

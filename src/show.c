@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * show: the class tree in force with its settings and live statistics,
+ * like `tc -s class show`. Everything comes from the pinned maps with a
+ * few batched reads (no syscall per class): class_conf of the active
+ * generation once, class_state twice, interval apart, under each value's
+ * spin lock (BPF_F_LOCK); the difference gives the current rate.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "maps_fill.h"
+#include "units.h"
+
+struct row {
+	__u32 slot;
+	__u32 depth;
+	__u32 ids[HTB_MAX_DEPTH];	/* class ids from the top down to this one */
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	for (__u32 i = 0; i < x->depth && i < y->depth; i++)
+		if (x->ids[i] != y->ids[i])
+			return x->ids[i] < y->ids[i] ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+static const char *mode_name(__u32 mode)
+{
+	switch (mode) {
+	case HTB_MODE_CANT_SEND: return "cant_send";
+	case HTB_MODE_MAY_BORROW: return "may_borrow";
+	case HTB_MODE_CAN_SEND: return "can_send";
+	}
+	return "unknown";
+}
+
+static char *sprint_classid(__u32 id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", id >> 16, id & 0xffff);
+	return buf;
+}
+
+/* Bytes of a bucket of ns at rate: the burst the config gave (exact below
+ * 8 Gbit/s, where buffer = floor(burst * 1e9 / rate) loses nothing). */
+static __u64 bucket_bytes(__s64 ns, __u64 rate)
+{
+	unsigned __int128 b = (unsigned __int128)(ns > 0 ? ns : 0) * rate;
+
+	return (__u64)((b + HTB_NSEC_PER_SEC - 1) / HTB_NSEC_PER_SEC);
+}
+
+/* A signed time: raw ns in JSON, tc units with a sign in text. */
+static void print_stime(struct printer *p, const char *key, const char *label, __s64 ns)
+{
+	char buf[UNIT_BUF];
+
+	if (p->json) {
+		print_s64(p, key, NULL, ns);
+		return;
+	}
+	sprint_time(ns < 0 ? (__u64)-ns : (__u64)ns, buf, sizeof(buf));
+	print_text(p, "%s%s%s", label, ns < 0 ? "-" : "", buf);
+}
+
+static int read_dev_stats(int fd, struct htb_dev_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_dev_stats *v;
+	__u32 key = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));	/* 32 bytes: already 8-aligned */
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, v)) {
+		int rc = -errno;
+
+		free(v);
+		return rc;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		sum->unclassified_packets += v[i].unclassified_packets;
+		sum->unclassified_bytes += v[i].unclassified_bytes;
+		sum->stale_tstamps += v[i].stale_tstamps;
+		sum->drops += v[i].drops;
+	}
+	free(v);
+	return 0;
+}
+
+static void print_class(struct printer *p, const struct htb_class_conf *c,
+			const struct htb_class_conf *conf,
+			const struct htb_class_state *s1,
+			const struct htb_class_state *s2, __u64 dt_ns)
+{
+	char id[16];
+	__u64 rate_est = 0, pps_est = 0;
+
+	if (dt_ns) {
+		rate_est = (__u64)((unsigned __int128)(s2->bytes - s1->bytes) *
+				   HTB_NSEC_PER_SEC / dt_ns);
+		pps_est = (__u64)((unsigned __int128)(s2->packets - s1->packets) *
+				  HTB_NSEC_PER_SEC / dt_ns);
+	}
+	print_open_object(p, NULL);
+	print_string(p, "class", "class htb %s", sprint_classid(c->classid, id, sizeof(id)));
+	if (c->depth > 1)
+		print_string(p, "parent", " parent %s",
+			     sprint_classid(conf[c->path[1]].classid, id, sizeof(id)));
+	else
+		print_string(p, "parent", " %s", "root");
+	print_bool(p, "leaf", NULL, c->flags & HTB_CONF_LEAF);
+	print_text(p, "%s", c->flags & HTB_CONF_LEAF ? " leaf" : "");
+	print_u64(p, "prio", " prio %llu", c->prio);
+	print_rate(p, "rate", " rate %s", c->rate.rate_Bps);
+	print_rate(p, "ceil", " ceil %s", c->ceil.rate_Bps);
+	print_size(p, "burst", " burst %s", bucket_bytes(c->buffer, c->rate.rate_Bps));
+	print_size(p, "cburst", " cburst %s", bucket_bytes(c->cbuffer, c->ceil.rate_Bps));
+	print_u64(p, "quantum", " quantum %llu", c->quantum);
+	print_time(p, "limit", " limit %s", c->limit_ns);
+	print_u64(p, "bytes", "\n Sent %llu bytes", s2->bytes);
+	print_u64(p, "packets", " %llu pkt", s2->packets);
+	print_u64(p, "drops", " (dropped %llu", s2->drops);
+	print_u64(p, "overlimits", ", overlimits %llu)", s2->overlimits);
+	print_rate(p, "current_rate", "\n rate %s", rate_est);
+	print_u64(p, "current_pps", " %llupps", pps_est);
+	print_u64(p, "lends", "\n lended: %llu", s2->lends);
+	print_u64(p, "borrows", " borrowed: %llu", s2->borrows);
+	print_stime(p, "tokens", " tokens: ", s2->tokens);
+	print_stime(p, "ctokens", " ctokens: ", s2->ctokens);
+	print_string(p, "mode", " mode %s", mode_name(s2->mode));
+	print_u64(p, "t_c", NULL, s2->t_c);
+	print_text(p, "\n\n");
+	print_close_object(p);
+}
+
+int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
+{
+	struct htb_class_conf *all = NULL;
+	struct htb_class_state *s1 = NULL, *s2 = NULL;
+	struct htbctl_meta m;
+	struct htb_runtime rt;
+	struct htb_dev_stats ds;
+	struct row *rows = NULL;
+	struct maps mp;
+	struct printer p;
+	__u64 t1, t2;
+	__u32 g, cap, hw, nrows = 0;
+	int rc, ret = EXIT_FAIL;
+	char h[16];
+
+	loader_libbpf_log(ctx);
+	if (privs_check(ctx, "show", NEED_BPF | NEED_BPFFS))
+		return EXIT_FAIL;
+	if (!loader_attached(ctx, ifname, "show", &m))
+		return EXIT_FAIL;
+	if (maps_open_pinned(ctx, ifname, &mp))
+		return EXIT_FAIL;
+	rc = htb_map_get_runtime(mp.fd[M_RUNTIME], &rt);
+	if (rc) {
+		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
+		goto out;
+	}
+	g = rt.gen & 1;
+	cap = rt.capacity;
+	hw = m.hiwater < cap ? m.hiwater : cap;
+	all = calloc(hw ? hw : 1, sizeof(*all));
+	s1 = calloc(hw ? hw : 1, sizeof(*s1));
+	s2 = calloc(hw ? hw : 1, sizeof(*s2));
+	rows = calloc(hw ? hw : 1, sizeof(*rows));
+	if (!all || !s1 || !s2 || !rows) {
+		p_err(ctx, "out of memory");
+		goto out;
+	}
+	rc = array_read(mp.fd[M_CONF], g * cap, hw, all, sizeof(*all), 0);
+	if (rc) {
+		p_err(ctx, "reading class_conf: %s", strerror(-rc));
+		goto out;
+	}
+	rc = array_read(mp.fd[M_STATE], 0, hw, s1, sizeof(*s1), BPF_F_LOCK);
+	t1 = htb_clock_ns();
+	if (!rc && interval_ns) {
+		struct timespec ts = { interval_ns / HTB_NSEC_PER_SEC,
+				       interval_ns % HTB_NSEC_PER_SEC };
+
+		nanosleep(&ts, NULL);
+		rc = array_read(mp.fd[M_STATE], 0, hw, s2, sizeof(*s2), BPF_F_LOCK);
+	} else if (!rc) {
+		memcpy(s2, s1, (size_t)hw * sizeof(*s1));
+	}
+	t2 = htb_clock_ns();
+	if (rc) {
+		p_err(ctx, "reading class_state: %s", strerror(-rc));
+		goto out;
+	}
+	if (read_dev_stats(mp.fd[M_DEVSTATS], &ds))
+		memset(&ds, 0, sizeof(ds));
+
+	for (__u32 s = 0; s < hw; s++) {
+		const struct htb_class_conf *c = &all[s];
+		struct row *r;
+
+		if (!(c->flags & HTB_CONF_VALID) || c->depth < 1 || c->depth > HTB_MAX_DEPTH)
+			continue;
+		r = &rows[nrows++];
+		r->slot = s;
+		r->depth = c->depth;
+		for (__u32 d = 0; d < c->depth; d++) {
+			__u32 ps = c->path[c->depth - 1 - d];
+
+			r->ids[d] = ps < hw ? all[ps].classid : 0;
+		}
+	}
+	qsort(rows, nrows, sizeof(*rows), row_cmp);
+
+	printer_init(&p, ctx->json, stdout);
+	print_open_object(&p, NULL);
+	print_string(&p, "dev", "dev %s:", ifname);
+	print_u64(&p, "nclasses", " %llu classes", nrows);
+	print_u64(&p, "capacity", " (capacity %llu)", cap);
+	print_u64(&p, "generation", ", generation %llu", g);
+	print_u64(&p, "reloads", ", %llu reloads", m.reloads);
+	print_bool(&p, "hysteresis", ", hysteresis %s", rt.hysteresis);
+	if (m.flags & META_F_NO_QDISC)
+		print_string(&p, "qdisc", ", qdisc %s", "left alone (--no-qdisc)");
+	else
+		print_string(&p, "qdisc", ", qdisc %s", m.ntxq > 1 ? "mq" : m.leaf_kind);
+	if (!(m.flags & META_F_NO_QDISC))
+		print_string(&p, "qdisc_handle", " %s", tc_handle_str(m.our_root, h, sizeof(h)));
+	print_string(&p, "config", "\n config %s", m.config);
+	print_u64(&p, "unclassified_packets", "\n unclassified: %llu pkt", ds.unclassified_packets);
+	print_u64(&p, "unclassified_bytes", " %llu bytes", ds.unclassified_bytes);
+	print_u64(&p, "stale_tstamps", ", stale tstamps %llu", ds.stale_tstamps);
+	print_u64(&p, "drops", ", dropped %llu", ds.drops);
+	print_time(&p, "interval", ", rates over %s", t2 - t1);
+	print_text(&p, "\n\n");
+	print_open_array(&p, "classes");
+	for (__u32 i = 0; i < nrows; i++) {
+		__u32 s = rows[i].slot;
+
+		print_class(&p, &all[s], all, &s1[s], &s2[s], interval_ns ? t2 - t1 : 0);
+	}
+	print_close_array(&p);
+	print_close_object(&p);
+	printer_finish(&p);
+	if (fflush(stdout) || ferror(stdout)) {
+		p_err(ctx, "writing the output failed");
+		goto out;
+	}
+	ret = EXIT_OK;
+out:
+	free(all);
+	free(s1);
+	free(s2);
+	free(rows);
+	maps_close(&mp);
+	return ret;
+}
