@@ -57,7 +57,7 @@ enum config_match_kind {
 struct config_match {
 	__u32 kind;		/* enum config_match_kind */
 	__u32 class_idx;	/* the map value: index into htb_config.classes */
-	__u32 line;		/* source line of the match = ... */
+	__u32 line;		/* source line of the match rule */
 	__u16 port_last;	/* PORT: last port of the range, key.port the first */
 	__u16 pad;
 	union {

@@ -387,3 +387,49 @@ Test(load, missing_file)
 	cr_assert_str_eq(diag, "/nonexistent/htbctl.ini: cannot open: No such file or directory\n");
 	free(diag);
 }
+
+Test(tree, cycles_reported_once)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+	const char *p;
+	int n = 0;
+
+	/* a cycle 1:2 -> 1:3 -> 1:2 with 1:4 and 1:5 hanging below it, and a
+	 * second cycle of ten classes (the message is cut after eight) */
+	cr_assert_eq(parse("[class 1:1]\nrate = 1mbit\n"
+			   "[class 1:4]\nparent = 1:3\nrate = 1mbit\n"
+			   "[class 1:2]\nparent = 1:3\nrate = 1mbit\n"
+			   "[class 1:3]\nparent = 1:2\nrate = 1mbit\n"
+			   "[class 1:5]\nparent = 1:4\nrate = 1mbit\n"
+			   "[class 1:10]\nparent=1:19\nrate=8\n[class 1:11]\nparent=1:10\nrate=8\n"
+			   "[class 1:12]\nparent=1:11\nrate=8\n[class 1:13]\nparent=1:12\nrate=8\n"
+			   "[class 1:14]\nparent=1:13\nrate=8\n[class 1:15]\nparent=1:14\nrate=8\n"
+			   "[class 1:16]\nparent=1:15\nrate=8\n[class 1:17]\nparent=1:16\nrate=8\n"
+			   "[class 1:18]\nparent=1:17\nrate=8\n[class 1:19]\nparent=1:18\nrate=8\n",
+			   &cfg, &diag), -1);
+	for (p = diag; (p = strstr(p, "parent cycle")); p++)
+		n++;
+	cr_assert_eq(n, 2, "%s", diag);
+	cr_assert_not_null(strstr(diag, "t.ini:7: parent cycle: 1:2 -> 1:3 -> 1:2\n"), "%s", diag);
+	cr_assert_not_null(strstr(diag, "t.ini:16: parent cycle: 1:10 -> 1:19 -> 1:18 -> 1:17 -> "
+				  "1:16 -> 1:15 -> 1:14 -> 1:13 -> ... -> 1:10\n"), "%s", diag);
+	free(diag);
+}
+
+Test(warnings, oversubscribed_parent)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	/* the sum saturates instead of wrapping around */
+	cr_assert_eq(parse("[class 1:1]\nrate = 1mbit\n"
+			   "[class 1:2]\nparent = 1:1\nrate = 18446744073709551615bps\nquantum = 1\n"
+			   "[class 1:3]\nparent = 1:1\nrate = 18446744073709551615bps\nquantum = 1\n",
+			   &cfg, &diag), 0);
+	cr_assert_eq(cfg.nwarnings, 1, "%s", diag);
+	cr_assert_not_null(strstr(diag, "t.ini:1: warning: the rates of the children of class 1:1 add up to"),
+			   "%s", diag);
+	config_free(&cfg);
+	free(diag);
+}
