@@ -70,6 +70,19 @@ struct cfg_parse {
 	char cgroup_root[32];
 };
 
+static inline bool cfg_is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* config_keys.c: s..e is a trimmed line starting with '['. */
+void cfg_open_section(struct cfg_parse *ps, unsigned line, const char *s,
+		      const char *e);
+void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
+		    const char *value);
+void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
+		   const char *value);
+
 /* config_match.c */
 int cfg_parse_match(struct cfg_parse *ps, const char *value, unsigned line,
 		    struct config_match *m);

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The config's sections and keys: what each key accepts, its range and
+ * the message when a value is wrong (docs/config.md has the table).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+#include "units.h"
+
+static const char *const dev_keys[DK_MAX] = {
+	[DK_DEFAULT] = "default", [DK_HYSTERESIS] = "hysteresis",
+	[DK_R2Q] = "r2q", [DK_LIMIT] = "limit", [DK_OVERHEAD] = "overhead",
+	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer",
+};
+
+static const char *const class_keys[CK_MAX] = {
+	[CK_PARENT] = "parent", [CK_RATE] = "rate", [CK_CEIL] = "ceil",
+	[CK_BURST] = "burst", [CK_CBURST] = "cburst", [CK_PRIO] = "prio",
+	[CK_QUANTUM] = "quantum", [CK_LIMIT] = "limit", [CK_MATCH] = "match",
+};
+
+
+static int find_key(const char *name, const char *const *keys, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, keys[i]))
+			return i;
+	return -1;
+}
+
+/* ---- values ---- */
+
+static bool val_err(struct cfg_parse *ps, unsigned line, const char *what,
+		    const char *key, const char *v, enum unit_err e)
+{
+	cfg_error(&ps->diag, line, "invalid %s '%s' for '%s': %s", what, v, key,
+		  unit_strerror(e));
+	return false;
+}
+
+static bool val_rate(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	enum unit_err e = parse_rate(v, out);
+
+	if (e == UNIT_OK && *out == 0)
+		e = UNIT_ZERO_RATE;
+	return e == UNIT_OK || val_err(ps, line, "rate", key, v, e);
+}
+
+static bool val_size(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	enum unit_err e = parse_size(v, out);
+
+	if (e != UNIT_OK)
+		return val_err(ps, line, "size", key, v, e);
+	if (*out == 0) {
+		cfg_error(&ps->diag, line, "invalid size '%s' for '%s': must be at least 1 byte",
+			  v, key);
+		return false;
+	}
+	return true;
+}
+
+static bool val_time(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	enum unit_err e = parse_time(v, out);
+
+	if (e != UNIT_OK)
+		return val_err(ps, line, "time", key, v, e);
+	if (*out == 0) {
+		cfg_error(&ps->diag, line, "invalid time '%s' for '%s': must be above 0",
+			  v, key);
+		return false;
+	}
+	return true;
+}
+
+static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 min, __u64 max, __u64 *out)
+{
+	enum unit_err e = parse_uint(v, 10, max, out);
+
+	if (e == UNIT_OK && *out >= min)
+		return true;
+	if (e == UNIT_OK || e == UNIT_OVERFLOW)
+		cfg_error(&ps->diag, line, "invalid value '%s' for '%s': out of range %llu..%llu",
+			  v, key, (unsigned long long)min, (unsigned long long)max);
+	else
+		val_err(ps, line, "number", key, v, e);
+	return false;
+}
+
+/* A class id, or a bare hex minor ("30" means MAJOR:30, as tc's default);
+ * a bare minor is returned without major bits. */
+static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
+			const char *v, __u32 *out)
+{
+	char buf[24];
+
+	if (strchr(v, ':')) {
+		if (!config_parse_classid(v, out))
+			return true;
+	} else if (strlen(v) <= 16) {
+		snprintf(buf, sizeof(buf), "1:%s", v);
+		if (!config_parse_classid(buf, out)) {
+			*out &= 0xffff;
+			return true;
+		}
+	}
+	cfg_error(&ps->diag, line,
+		  "invalid class id '%s' for '%s': expected hex MAJOR:MINOR (or MINOR), e.g. 1:10",
+		  v, key);
+	return false;
+}
+
+/* ---- keys ---- */
+
+static bool dup_key(struct cfg_parse *ps, unsigned line, const char *key,
+		    const char *where, __u32 *first)
+{
+	if (*first) {
+		cfg_error(&ps->diag, line, "duplicate key '%s' in %s (first at line %u)",
+			  key, where, *first);
+		return true;
+	}
+	*first = line;
+	return false;
+}
+
+static void unknown_key(struct cfg_parse *ps, unsigned line, const char *name,
+			const char *where, const char *const *keys, int n,
+			const char *const *other, int nother, const char *other_sect)
+{
+	const char *s;
+
+	if (find_key(name, other, nother) >= 0) {
+		cfg_error(&ps->diag, line, "key '%s' belongs in a %s section, not in %s",
+			  name, other_sect, where);
+		return;
+	}
+	s = cfg_suggest(name, keys, n);
+	if (s)
+		cfg_error(&ps->diag, line, "unknown key '%s' in %s (did you mean '%s'?)",
+			  name, where, s);
+	else
+		cfg_error(&ps->diag, line, "unknown key '%s' in %s", name, where);
+}
+
+void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
+		       const char *v)
+{
+	struct config_device *d = &ps->dev;
+	int k = find_key(name, dev_keys, DK_MAX);
+	__u64 n;
+
+	if (k < 0) {
+		unknown_key(ps, line, name, "[device]", dev_keys, DK_MAX,
+			    class_keys, CK_MAX, "[class]");
+		return;
+	}
+	if (dup_key(ps, line, name, "[device]", &ps->dev_key_line[k]))
+		return;
+	switch (k) {
+	case DK_DEFAULT:
+		val_classid(ps, line, name, v, &d->default_classid);
+		break;
+	case DK_HYSTERESIS:
+		if (!strcmp(v, "on") || !strcmp(v, "off"))
+			d->hysteresis = !strcmp(v, "on");
+		else
+			cfg_error(&ps->diag, line,
+				  "invalid value '%s' for 'hysteresis': expected on or off", v);
+		break;
+	case DK_R2Q:
+		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
+			d->r2q = (__u32)n;
+		break;
+	case DK_LIMIT:
+		val_time(ps, line, name, v, &d->limit_ns);
+		break;
+	case DK_OVERHEAD:
+	case DK_MPU:
+		if (val_uint(ps, line, name, v, 0, 0xffff, &n)) {
+			if (k == DK_MPU)
+				d->mpu = (__u32)n;
+			else
+				d->overhead = (__u32)n;
+		}
+		break;
+	case DK_LINKLAYER:
+		if (!strcmp(v, "ethernet"))
+			d->linklayer = HTB_LINKLAYER_ETHERNET;
+		else if (!strcmp(v, "atm"))
+			d->linklayer = HTB_LINKLAYER_ATM;
+		else
+			cfg_error(&ps->diag, line,
+				  "invalid value '%s' for 'linklayer': expected ethernet or atm", v);
+		break;
+	}
+}
+
+static bool grow(void **arr, __u32 *cap, __u32 need, size_t elem)
+{
+	__u32 ncap;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
+		      const char *v)
+{
+	struct raw_class *c = &ps->cls[ps->cur];
+	char where[32], idbuf[CONFIG_CLASSID_BUF];
+	int k = find_key(name, class_keys, CK_MAX);
+	__u64 n;
+
+	snprintf(where, sizeof(where), "[class %s]",
+		 config_sprint_classid(c->classid, idbuf, sizeof(idbuf)));
+	if (k < 0) {
+		unknown_key(ps, line, name, where, class_keys, CK_MAX,
+			    dev_keys, DK_MAX, "[device]");
+		return;
+	}
+	if (k == CK_MATCH) {
+		struct config_match m;
+
+		if (!c->key_line[k])
+			c->key_line[k] = line;
+		if (cfg_parse_match(ps, v, line, &m))
+			return;
+		if (!grow((void **)&ps->m, &ps->m_cap, ps->nm + 1, sizeof(m))) {
+			free(m.cgroup_path);
+			cfg_error(&ps->diag, line, "out of memory");
+			return;
+		}
+		m.class_idx = ps->cur;
+		if (c->nmatches == 0)
+			c->match_first = ps->nm;
+		ps->m[ps->nm++] = m;
+		c->nmatches++;
+		return;
+	}
+	if (dup_key(ps, line, name, where, &c->key_line[k]))
+		return;
+	switch (k) {
+	case CK_PARENT:
+		val_classid(ps, line, name, v, &c->parent_id);
+		break;
+	case CK_RATE:
+		val_rate(ps, line, name, v, &c->rate);
+		break;
+	case CK_CEIL:
+		val_rate(ps, line, name, v, &c->ceil);
+		break;
+	case CK_BURST:
+		val_size(ps, line, name, v, &c->burst);
+		break;
+	case CK_CBURST:
+		val_size(ps, line, name, v, &c->cburst);
+		break;
+	case CK_PRIO:
+		if (val_uint(ps, line, name, v, 0, CONFIG_MAX_PRIO, &n))
+			c->prio = (__u32)n;
+		break;
+	case CK_QUANTUM:
+		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
+			c->quantum = (__u32)n;
+		break;
+	case CK_LIMIT:
+		val_time(ps, line, name, v, &c->limit_ns);
+		break;
+	}
+}
+
+/* ---- sections ---- */
+
+static void open_class(struct cfg_parse *ps, unsigned line, const char *id)
+{
+	struct raw_class *c;
+	__u32 classid;
+
+	if (!*id) {
+		cfg_error(&ps->diag, line, "[class] needs a class id: [class MAJOR:MINOR], e.g. [class 1:10]");
+		return;
+	}
+	if (config_parse_classid(id, &classid)) {
+		cfg_error(&ps->diag, line,
+			  "invalid class id '%s': expected hex MAJOR:MINOR, e.g. [class 1:10] (major 1..fffe, minor 1..ffff)",
+			  id);
+		return;
+	}
+	if (!ps->major) {
+		ps->major = classid >> 16;
+		ps->major_line = line;
+	} else if (classid >> 16 != ps->major) {
+		cfg_error(&ps->diag, line,
+			  "class %s has major %x, but the classes above use %x (line %u): all classes of a device share one major",
+			  id, classid >> 16, ps->major, ps->major_line);
+		return;
+	}
+	if (!grow((void **)&ps->cls, &ps->cls_cap, ps->ncls + 1, sizeof(*c))) {
+		cfg_error(&ps->diag, line, "out of memory");
+		return;
+	}
+	c = &ps->cls[ps->ncls];
+	memset(c, 0, sizeof(*c));
+	c->classid = classid;
+	c->line = line;
+	ps->cur = ps->ncls++;
+	ps->sect = SECT_CLASS;
+}
+
+/* s..e is a whole trimmed line starting with '['. */
+void cfg_open_section(struct cfg_parse *ps, unsigned line, const char *s,
+			 const char *e)
+{
+	static const char *const sects[] = { "device", "class" };
+	char buf[256];
+	char *word, *rest, *p;
+	size_t len;
+	const char *sug;
+
+	ps->sect = SECT_SKIP;	/* keys of a bad section are not checked */
+	if (e[-1] != ']' || e - s < 2) {
+		cfg_error(&ps->diag, line, memchr(s, ']', e - s) ?
+			  "text after ']' in section header" :
+			  "missing ']' in section header");
+		return;
+	}
+	len = e - s - 2;
+	if (len >= sizeof(buf)) {
+		cfg_error(&ps->diag, line, "section header too long");
+		return;
+	}
+	memcpy(buf, s + 1, len);
+	buf[len] = '\0';
+	for (word = buf; cfg_is_blank(*word); word++)
+		;
+	for (p = word; *p && !cfg_is_blank(*p); p++)
+		;
+	rest = p;
+	if (*rest)
+		*rest++ = '\0';
+	while (cfg_is_blank(*rest))
+		rest++;
+	for (p = rest + strlen(rest); p > rest && cfg_is_blank(p[-1]); p--)
+		*(p - 1) = '\0';
+
+	if (!strcmp(word, "device")) {
+		if (*rest) {
+			cfg_error(&ps->diag, line, "[device] takes no name ('%s')", rest);
+		} else if (ps->dev_line) {
+			cfg_error(&ps->diag, line, "duplicate [device] section (first at line %u)",
+				  ps->dev_line);
+		} else {
+			ps->dev_line = line;
+			ps->sect = SECT_DEVICE;
+		}
+	} else if (!strcmp(word, "class")) {
+		open_class(ps, line, rest);
+	} else if ((sug = cfg_suggest(word, sects, 2))) {
+		cfg_error(&ps->diag, line, "unknown section [%s] (did you mean [%s%s]?)",
+			  word, sug, !strcmp(sug, "class") ? " MAJOR:MINOR" : "");
+	} else {
+		cfg_error(&ps->diag, line,
+			  "unknown section [%s] (expected [device] or [class MAJOR:MINOR])", word);
+	}
+}
