@@ -181,6 +181,26 @@ int kv_delete(int fd, const struct kv *kv, const struct ent *e, __u32 n)
 
 /* ---- load ---- */
 
+/*
+ * Test hooks (docs/loader.md): HTBCTL_TEST_FAIL=STEP makes load fail
+ * right after STEP as if its next step had failed, so the rollback runs;
+ * HTBCTL_TEST_FAIL=crash-STEP exits on the spot after STEP, as a crash
+ * would, leaving what a crash leaves. STEP: pins, qdisc, clsact, attach.
+ */
+static bool test_fail(const struct ctx *ctx, const char *step)
+{
+	const char *v = getenv("HTBCTL_TEST_FAIL");
+
+	if (!v)
+		return false;
+	if (!strncmp(v, "crash-", 6) && !strcmp(v + 6, step))
+		_exit(9);
+	if (strcmp(v, step))
+		return false;
+	p_err(ctx, "failing after step '%s' (HTBCTL_TEST_FAIL)", step);
+	return true;
+}
+
 struct txn {
 	const struct ctx *ctx;
 	const char *ifname;
@@ -581,6 +601,8 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		      strerror(-rc));
 		goto rollback;
 	}
+	if (test_fail(ctx, "pins"))
+		goto rollback;
 
 	if (!o->no_qdisc) {
 		t.m.our_root = qdisc_free_handle(t.ifindex);
@@ -591,6 +613,8 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 			p_err(ctx, "%s", e.msg);
 			goto rollback;
 		}
+		if (test_fail(ctx, "qdisc"))
+			goto rollback;
 	}
 	if (!*ingress) {
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t.ifindex,
@@ -605,6 +629,8 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 			p_err(ctx, "creating clsact on %s: %s", o->ifname, strerror(-rc));
 			goto rollback;
 		}
+		if (test_fail(ctx, "clsact"))
+			goto rollback;
 	}
 	{
 		LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t.ifindex,
@@ -618,10 +644,10 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 			goto rollback;
 		}
 		if (others > 0)
-			p_warn(ctx, "%s egress already has %d filter%s; htbctl's runs "
-			       "first (pref %u) and ends the chain for the packets it "
-			       "sees", o->ifname, others, others == 1 ? "" : "s",
-			       t.m.filter_prio);
+			p_warn(ctx, "%s egress already has %d filter%s; htbctl's is "
+			       "at pref %u (lower prefs run first), and the packets "
+			       "it sees end the chain there", o->ifname, others,
+			       others == 1 ? "" : "s", t.m.filter_prio);
 		ao.priority = t.m.filter_prio;
 		t.m.filter_handle = FILTER_HANDLE;
 		t.m.flags |= META_F_FILTER_ATTACHED;
@@ -634,6 +660,8 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 			goto rollback;
 		}
 		t.m.prog_id = ao.prog_id;
+		if (test_fail(ctx, "attach"))
+			goto rollback;
 	}
 	t.m.flags |= META_F_COMPLETE;
 	rc = meta_write(t.meta_fd, &t.m);
@@ -682,13 +710,19 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 	loader_libbpf_log(ctx);
 	if (privs_check(ctx, "unload", NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS))
 		return EXIT_FAIL;
-	if (o->force) {
-		/* The device may be gone; its pins still go. */
-		ifindex = (int)if_nametoindex(o->ifname);
-	} else {
-		ifindex = dev_ifindex(ctx, o->ifname);
-		if (!ifindex)
-			return EXIT_FAIL;
+	/* The device may be gone: its pins are then stale, and --force
+	 * removes them. */
+	ifindex = (int)if_nametoindex(o->ifname);
+	if (!ifindex && !o->force) {
+		char dir[256];
+
+		pin_dir(o->ifname, dir, sizeof(dir));
+		if (access(dir, F_OK) == 0)
+			p_err(ctx, "%s belongs to a device that no longer exists; %s",
+			      dir, stale_hint(hint, sizeof(hint), o->ifname));
+		else
+			dev_ifindex(ctx, o->ifname);	/* says why */
+		return EXIT_FAIL;
 	}
 	lock = pins_lock();
 	if (lock < 0) {
@@ -718,6 +752,19 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 			close(fd);
 		else
 			have_meta = false;
+	}
+	if (have_meta) {
+		/* The filter to remove is the one running the pinned program. */
+		char path[256];
+		struct bpf_prog_info pi = { 0 };
+		__u32 len = sizeof(pi);
+
+		pin_path(o->ifname, PIN_PROG, path, sizeof(path));
+		fd = bpf_obj_get(path);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0)
+			m.prog_id = pi.id;
+		if (fd >= 0)
+			close(fd);
 	}
 	if (have_meta && undo(ctx, o->ifname, ifindex, &m, &saved, false) && !o->force) {
 		p_err(ctx, "could not remove everything from %s (see above); the pins "
