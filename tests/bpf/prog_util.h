@@ -29,42 +29,27 @@
 #define PU_T0		(1000 * PU_SEC)		/* test clock start */
 #define PU_MBIT(x)	((__u64)(x) * 1000000 / 8)
 #define PU_GBIT(x)	((__u64)(x) * 1000000000 / 8)
-#define PU_CLASSID(idx)	(0x10000u | ((idx) + 1))	/* 1:(idx+1) */
+/* Class ids: 1:1, 1:2, ... 1:ffff, then 2:1 ... (the bench has 1e6). */
+#define PU_CLASSID(idx)	((((idx) / 0xffffu + 1) << 16) | ((idx) % 0xffffu + 1))
 
 struct fx {
-	struct htbctl_bpf *skel;
+	struct htbctl_bpf *skel;	/* NULL when opened from a file */
+	struct bpf_object *obj;
 	int prog, conf, state, rt, tree, dev_stats;
 	__u32 cap;
 	__u32 gen;
-	__u32 parent[PU_MAXC];
 	struct htb_runtime runtime;
 	struct htb_tree_conf treeconf;
 };
 
-/* Open and load the program with cap class slots (0: PU_MAXC). Returns
- * 0 or -errno; the verifier log goes to stderr on failure. */
-static inline int fx_open(struct fx *f, __u32 cap)
+static inline int fx_loaded(struct fx *f)
 {
-	int err;
-
-	memset(f, 0, sizeof(*f));
-	f->cap = cap ? cap : PU_MAXC;
-	for (int i = 0; i < PU_MAXC; i++)
-		f->parent[i] = HTB_NO_CLASS;
-	f->skel = htbctl_bpf__open();
-	if (!f->skel)
-		return -errno;
-	bpf_map__set_max_entries(f->skel->maps.class_state, f->cap);
-	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
-	err = htbctl_bpf__load(f->skel);
-	if (err)
-		return err;
-	f->prog = bpf_program__fd(f->skel->progs.htb_egress);
-	f->conf = bpf_map__fd(f->skel->maps.class_conf);
-	f->state = bpf_map__fd(f->skel->maps.class_state);
-	f->rt = bpf_map__fd(f->skel->maps.runtime);
-	f->tree = bpf_map__fd(f->skel->maps.tree_conf);
-	f->dev_stats = bpf_map__fd(f->skel->maps.dev_stats);
+	f->prog = bpf_program__fd(bpf_object__find_program_by_name(f->obj, "htb_egress"));
+	f->conf = bpf_object__find_map_fd_by_name(f->obj, "class_conf");
+	f->state = bpf_object__find_map_fd_by_name(f->obj, "class_state");
+	f->rt = bpf_object__find_map_fd_by_name(f->obj, "runtime");
+	f->tree = bpf_object__find_map_fd_by_name(f->obj, "tree_conf");
+	f->dev_stats = bpf_object__find_map_fd_by_name(f->obj, "dev_stats");
 	f->runtime.capacity = f->cap;
 	f->runtime.test_now_ns = PU_T0;
 	f->treeconf.default_idx = HTB_NO_CLASS;
@@ -73,10 +58,61 @@ static inline int fx_open(struct fx *f, __u32 cap)
 	return htb_map_set_runtime(f->rt, &f->runtime);
 }
 
+/* Size the maps for cap classes (cls_prio too) and nconf conf slots. */
+static inline void fx_size(struct fx *f, __u32 nconf)
+{
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "class_state"), f->cap);
+	bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "class_conf"), nconf);
+	if (f->cap > PU_MAXC)
+		bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "cls_prio"), f->cap);
+}
+
+static inline void fx_reset(struct fx *f, __u32 cap)
+{
+	memset(f, 0, sizeof(*f));
+	f->cap = cap ? cap : PU_MAXC;
+}
+
+/* Open and load the program (the skeleton) with cap class slots (0:
+ * PU_MAXC). Returns 0 or -errno. */
+static inline int fx_open(struct fx *f, __u32 cap)
+{
+	int err;
+
+	fx_reset(f, cap);
+	f->skel = htbctl_bpf__open();
+	if (!f->skel)
+		return -errno;
+	f->obj = f->skel->obj;
+	fx_size(f, 2 * f->cap);
+	err = htbctl_bpf__load(f->skel);
+	return err ? err : fx_loaded(f);
+}
+
+/* The same from an object file (the bench's lock-free variant); nconf:
+ * conf slots (2 * cap for both generations, cap for generation 0 only). */
+static inline int fx_open_file(struct fx *f, const char *path, __u32 cap,
+			       __u32 nconf)
+{
+	int err;
+
+	fx_reset(f, cap);
+	f->obj = bpf_object__open_file(path, NULL);
+	if (!f->obj)
+		return -errno;
+	fx_size(f, nconf);
+	err = bpf_object__load(f->obj);
+	return err ? err : fx_loaded(f);
+}
+
 static inline void fx_close(struct fx *f)
 {
-	htbctl_bpf__destroy(f->skel);
+	if (f->skel)
+		htbctl_bpf__destroy(f->skel);
+	else if (f->obj)
+		bpf_object__close(f->obj);
 	f->skel = NULL;
+	f->obj = NULL;
 }
 
 static inline int fx_set_runtime(struct fx *f)
@@ -95,38 +131,39 @@ static inline int fx_put_tree(struct fx *f)
 	return htb_map_put_tree(f->tree, f->gen, &f->treeconf);
 }
 
-/* Class idx under parent (HTB_NO_CLASS: top level), bursts in bytes,
- * written to generation f->gen with fresh state as of the test clock;
- * its classid is added to cls_prio. */
+/* Class idx under parent (HTB_NO_CLASS: top level; a parent is written
+ * before its children), written to generation f->gen with fresh state as
+ * of the test clock; its classid (PU_CLASSID) goes into cls_prio. */
 static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 			     struct htb_class_params *p)
 {
 	struct htb_class_conf c, pc;
-	__u32 x = idx, key, cid = PU_CLASSID(idx);
-	int err;
+	__u32 key, cid = PU_CLASSID(idx);
+	int err = 0;
 
-	f->parent[idx] = parent;
-	p->depth = 0;
-	while (x != HTB_NO_CLASS && p->depth < HTB_MAX_DEPTH) {
-		p->path[p->depth++] = x;
-		x = f->parent[x];
+	p->path[0] = idx;
+	p->depth = 1;
+	if (parent != HTB_NO_CLASS) {
+		key = f->gen * f->cap + parent;
+		if (bpf_map_lookup_elem(f->conf, &key, &pc))
+			return -errno;
+		for (__u32 i = 0; i < pc.depth && p->depth < HTB_MAX_DEPTH; i++)
+			p->path[p->depth++] = pc.path[i];
+		if (pc.flags & HTB_CONF_LEAF) {
+			pc.flags &= ~HTB_CONF_LEAF;
+			err = htb_map_put_conf(f->conf, f->gen, f->cap, parent, &pc);
+		}
 	}
 	p->classid = cid;
 	p->leaf = true;
-	err = htb_conf_from_params(p, &c);
+	if (!err)
+		err = htb_conf_from_params(p, &c);
 	if (!err)
 		err = htb_map_put_conf(f->conf, f->gen, f->cap, idx, &c);
 	if (!err)
 		err = htb_map_init_state(f->state, idx, &c,
 					 f->runtime.test_now_ns ?: htb_clock_ns());
-	if (!err && parent != HTB_NO_CLASS) {
-		key = f->gen * f->cap + parent;
-		if (!bpf_map_lookup_elem(f->conf, &key, &pc)) {
-			pc.flags &= ~HTB_CONF_LEAF;
-			err = htb_map_put_conf(f->conf, f->gen, f->cap, parent, &pc);
-		}
-	}
-	if (!err && bpf_map_update_elem(bpf_map__fd(f->skel->maps.cls_prio),
+	if (!err && bpf_map_update_elem(bpf_object__find_map_fd_by_name(f->obj, "cls_prio"),
 					&cid, &idx, BPF_ANY))
 		err = -errno;
 	return err;
@@ -335,5 +372,137 @@ static inline struct run_out fx_send(struct fx *f, __u32 idx, __u32 len)
 
 #define TC_ACT_OK_	0
 #define TC_ACT_SHOT_	2
+
+/* ---- two CPUs charging one tree at once ---- */
+
+#include <pthread.h>
+#include <sched.h>
+
+struct pu_worker {
+	struct fx *f;
+	int cpu;
+	__u32 leaf;
+	long n;
+	int err;
+};
+
+static inline void *pu_worker_run(void *arg)
+{
+	struct pu_worker *w = arg;
+	struct run_in in = { .priority = PU_CLASSID(w->leaf) };
+	cpu_set_t set;
+	struct pkt p;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	w->err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pkt_udp4(&p, 1000);
+	for (long done = 0; !w->err && done < w->n; done += in.repeat) {
+		struct run_out o;
+
+		in.repeat = w->n - done < 100000 ? w->n - done : 100000;
+		w->err = fx_run(w->f, &p, &in, &o);
+		if (!w->err && o.retval != TC_ACT_OK_)
+			w->err = -EPROTO;
+	}
+	return NULL;
+}
+
+/* Off by how many ns (in 2^-shift units, exactly) the bucket moved from
+ * what the charges add up to: with caps out of reach,
+ *	((tok0 - tokf) + (t_cf - t_c0)) << shift + carryf - carry0
+ *	== charged packets * len * mult. */
+static inline double pu_bucket_error(__s64 tok0, __s64 tokf, __u64 t0, __u64 tf,
+				     __u64 c0, __u64 cf,
+				     const struct htb_ratecfg *r, __u64 npk,
+				     __u32 len)
+{
+	__int128 lhs = (__int128)(tok0 - tokf) + (__int128)(tf - t0);
+	__int128 want = (__int128)npk * len * r->mult;
+
+	lhs = lhs * ((__int128)1 << r->shift) + (__int128)cf - (__int128)c0;
+	return (double)(lhs - want) / (double)((__int128)1 << r->shift);
+}
+
+struct pu_2cpu {
+	struct htb_class_state s0[4], sf[4];
+	struct htb_class_conf c[4];
+	long n;			/* packets per CPU */
+	__u32 len;
+	long long lost_parent;	/* bytes missing from the shared classes */
+	long long lost_root;
+	double worst_ns;	/* largest token arithmetic error, any bucket */
+	int err;
+};
+
+/*
+ * Root(100G) -> parent(40G, ceil 100G) -> leaves 2 and 3 (10G, ceil 100G),
+ * buffers of 1e6 s (caps out of reach), buckets starting at 0, real clock;
+ * CPU 0 sends n packets of 1000 bytes to leaf 2, CPU 1 to leaf 3, at once.
+ */
+static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
+{
+	const __s64 huge = 1000000ll * PU_SEC;
+	const __u64 huge_s = huge / PU_SEC;
+	struct htb_class_params par = { .limit_ns = 50 * PU_SEC };
+	struct pu_worker w[2] = { { f, 0, 2, n, 0 }, { f, 1, 3, n, 0 } };
+	const __u64 rates[4] = { PU_GBIT(100), PU_GBIT(40), PU_GBIT(10), PU_GBIT(10) };
+	const __u32 parents[4] = { HTB_NO_CLASS, 0, 1, 1 };
+	pthread_t th[2];
+	__u64 now;
+
+	memset(r, 0, sizeof(*r));
+	r->n = n;
+	r->len = 1000;
+	f->runtime.test_now_ns = 0;
+	if ((r->err = fx_set_runtime(f)))
+		return r->err;
+	par.ceil_Bps = PU_GBIT(100);
+	par.cburst = huge_s * par.ceil_Bps;
+	for (__u32 i = 0; i < 4; i++) {
+		par.rate_Bps = rates[i];
+		par.burst = huge_s * par.rate_Bps;
+		if ((r->err = fx_class_p(f, i, parents[i], &par)))
+			return r->err;
+	}
+	now = htb_clock_ns();
+	for (__u32 i = 0; i < 4; i++) {
+		struct htb_class_state st = { .mode = HTB_MODE_CAN_SEND, .t_c = now };
+
+		if (bpf_map_update_elem(f->state, &i, &st, BPF_ANY))
+			return r->err = -errno;
+		r->s0[i] = fx_state(f, i);
+		r->c[i] = fx_conf(f, i);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, pu_worker_run, &w[i]);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], NULL);
+		if (w[i].err)
+			r->err = w[i].err;
+	}
+	for (__u32 i = 0; i < 4; i++) {
+		struct htb_class_state *a = &r->s0[i], *b = &r->sf[i];
+		double e1, e2;
+
+		*b = fx_state(f, i);
+		e1 = pu_bucket_error(a->tokens, b->tokens, a->t_c, b->t_c, a->rcarry,
+				     b->rcarry, &r->c[i].rate, b->packets - b->borrows,
+				     r->len);
+		e2 = pu_bucket_error(a->ctokens, b->ctokens, a->t_c, b->t_c, a->ccarry,
+				     b->ccarry, &r->c[i].ceil, b->packets, r->len);
+		if (e1 < 0)
+			e1 = -e1;
+		if (e2 < 0)
+			e2 = -e2;
+		if (e1 > r->worst_ns)
+			r->worst_ns = e1;
+		if (e2 > r->worst_ns)
+			r->worst_ns = e2;
+	}
+	r->lost_parent = 2LL * n * r->len - (long long)r->sf[1].bytes;
+	r->lost_root = 2LL * n * r->len - (long long)r->sf[0].bytes;
+	return r->err;
+}
 
 #endif

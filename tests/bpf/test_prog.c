@@ -754,120 +754,33 @@ Test(prog, generation_flip)
 
 /* ---- concurrency ---- */
 
-struct worker {
-	int cpu;
-	__u32 leaf;
-	long n;
-	int err;
-};
-
-static void *worker_run(void *arg)
-{
-	struct worker *w = arg;
-	struct run_in in = { .priority = PU_CLASSID(w->leaf), .repeat = 0 };
-	cpu_set_t set;
-	struct pkt p;
-
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	w->err = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	pkt_udp4(&p, 1000);
-	for (long done = 0; !w->err && done < w->n; done += 100000) {
-		struct run_out o;
-
-		in.repeat = 100000;
-		w->err = fx_run(&F, &p, &in, &o);
-		if (!w->err && o.retval != TC_ACT_OK_)
-			w->err = -EPROTO;
-	}
-	return NULL;
-}
-
-/* Exact accounting: with caps out of reach, for every bucket
- *	((tok0 - tokf) + (t_cf - t_c0)) << shift  + carryf - carry0
- *	== (charged packets) * len * mult
- * i.e. tokens - t_c moved by exactly the sum of the costs. */
-static void check_bucket(const char *what, __u32 idx, __s64 tok0, __s64 tokf,
-			 __u64 t0, __u64 tf, __u64 c0, __u64 cf,
-			 const struct htb_ratecfg *r, __u64 npk, __u32 len)
-{
-	__int128 lhs = ((__int128)(tok0 - tokf) + (__int128)(tf - t0));
-	__int128 want = (__int128)npk * len * r->mult;
-
-	lhs = lhs * ((__int128)1 << r->shift) + (__int128)cf - (__int128)c0;
-	cr_expect(lhs == want, "class %u %s: token arithmetic off by %.3f ns",
-		  idx, what, (double)(lhs - want) / (double)((__int128)1 << r->shift));
-}
-
+/* Two CPUs, 1,000,000 packets each on sibling leaves: the shared parent
+ * and root count exactly the sum, and every bucket moved by exactly the
+ * sum of its charges (pu_two_cpus in prog_util.h). */
 Test(prog, two_cpus_no_lost_charge, .timeout = 300)
 {
 	const long N = 1000000;
-	const __u32 len = 1000;
-	const __s64 huge = 1000000ll * SEC;	/* buffers: caps out of reach */
-	const __u64 huge_s = huge / SEC;
-	struct htb_class_state s0[4], sf[4];
-	struct htb_class_params par = { .limit_ns = 50 * SEC };
-	struct worker w[2] = { { 0, 2, N, 0 }, { 1, 3, N, 0 } };
-	pthread_t th[2];
-	__u64 now;
+	struct pu_2cpu r;
+	int err;
 
 	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
 		cr_skip_test("needs 2 CPUs");
-	/* real clock; R(100G) -> P(40G, ceil 100G) -> L2, L3 (10G, ceil 100G) */
-	F.runtime.test_now_ns = 0;
-	cr_assert_eq(fx_set_runtime(&F), 0);
-	par.ceil_Bps = GBIT(100);
-	par.cburst = huge_s * par.ceil_Bps;	/* bytes worth 1e6 s */
-	par.rate_Bps = GBIT(100);
-	par.burst = huge_s * par.rate_Bps;
-	cr_assert_eq(fx_class_p(&F, 0, HTB_NO_CLASS, &par), 0);
-	par.rate_Bps = GBIT(40);
-	par.burst = huge_s * par.rate_Bps;
-	cr_assert_eq(fx_class_p(&F, 1, 0, &par), 0);
-	par.rate_Bps = GBIT(10);
-	par.burst = huge_s * par.rate_Bps;
-	cr_assert_eq(fx_class_p(&F, 2, 1, &par), 0);
-	cr_assert_eq(fx_class_p(&F, 3, 1, &par), 0);
-	now = htb_clock_ns();
-	for (__u32 i = 0; i < 4; i++) {
-		struct htb_class_state st = { .mode = HTB_MODE_CAN_SEND, .t_c = now };
-
-		cr_assert_eq(bpf_map_update_elem(F.state, &i, &st, BPF_ANY), 0);
-		s0[i] = fx_state(&F, i);
-		cr_assert_eq(fx_conf(&F, i).buffer, huge);
-		cr_assert_eq(fx_conf(&F, i).cbuffer, huge);
-	}
-	for (int i = 0; i < 2; i++)
-		cr_assert_eq(pthread_create(&th[i], NULL, worker_run, &w[i]), 0);
-	for (int i = 0; i < 2; i++) {
-		pthread_join(th[i], NULL);
-		cr_assert_eq(w[i].err, 0, "worker %d: %s", i, strerror(-w[i].err));
-	}
-	for (__u32 i = 0; i < 4; i++)
-		sf[i] = fx_state(&F, i);
-
-	cr_expect_eq(sf[2].packets, N);
-	cr_expect_eq(sf[3].packets, N);
-	cr_expect_eq(sf[2].bytes, N * len);
-	cr_expect_eq(sf[3].bytes, N * len);
-	cr_expect_eq(sf[1].bytes, 2 * N * len, "parent lost %lld bytes",
-		     (long long)(2 * N * len - sf[1].bytes));
-	cr_expect_eq(sf[0].bytes, 2 * N * len, "root lost %lld bytes",
-		     (long long)(2 * N * len - sf[0].bytes));
-	cr_expect_eq(sf[0].packets, 2 * N);
-	for (__u32 i = 0; i < 4; i++) {
-		struct htb_class_conf c = fx_conf(&F, i);
-		__u64 nrate = sf[i].packets - sf[i].borrows;
-
-		cr_expect_eq(sf[i].drops, 0);
-		check_bucket("rate", i, s0[i].tokens, sf[i].tokens, s0[i].t_c, sf[i].t_c,
-			     s0[i].rcarry, sf[i].rcarry, &c.rate, nrate, len);
-		check_bucket("ceil", i, s0[i].ctokens, sf[i].ctokens, s0[i].t_c, sf[i].t_c,
-			     s0[i].ccarry, sf[i].ccarry, &c.ceil, sf[i].packets, len);
-	}
+	err = pu_two_cpus(&F, N, &r);
+	cr_assert_eq(err, 0, "%s", strerror(-err));
+	cr_expect_eq(r.sf[2].packets, N);
+	cr_expect_eq(r.sf[3].packets, N);
+	cr_expect_eq(r.sf[2].bytes, N * r.len);
+	cr_expect_eq(r.sf[3].bytes, N * r.len);
+	cr_expect_eq(r.lost_parent, 0, "parent lost %lld bytes", r.lost_parent);
+	cr_expect_eq(r.lost_root, 0, "root lost %lld bytes", r.lost_root);
+	cr_expect_eq(r.sf[0].packets, 2 * N);
+	cr_expect_eq(r.sf[1].packets, 2 * N);
+	cr_expect(r.worst_ns == 0, "token arithmetic off by %.3f ns", r.worst_ns);
+	for (int i = 0; i < 4; i++)
+		cr_expect_eq(r.sf[i].drops, 0);
 	/* every packet lent by exactly one class of its path */
-	cr_expect_eq(sf[0].lends + sf[1].lends + sf[2].lends + sf[3].lends, 2 * N);
+	cr_expect_eq(r.sf[0].lends + r.sf[1].lends + r.sf[2].lends + r.sf[3].lends, 2 * N);
 	cr_log_info("2 CPUs x %ld packets: lends root %llu, parent %llu, leaves %llu/%llu",
-		    N, (unsigned long long)sf[0].lends, (unsigned long long)sf[1].lends,
-		    (unsigned long long)sf[2].lends, (unsigned long long)sf[3].lends);
+		    N, (unsigned long long)r.sf[0].lends, (unsigned long long)r.sf[1].lends,
+		    (unsigned long long)r.sf[2].lends, (unsigned long long)r.sf[3].lends);
 }
