@@ -21,7 +21,6 @@ static const char *const class_keys[CK_MAX] = {
 	[CK_QUANTUM] = "quantum", [CK_LIMIT] = "limit", [CK_MATCH] = "match",
 };
 
-
 static int find_key(const char *name, const char *const *keys, int n)
 {
 	for (int i = 0; i < n; i++)
