@@ -112,6 +112,18 @@ void kv_sort(struct kv *kv);
 void kv_free(struct kv *kv);
 void kv_normalize_lpm(struct ent *e, __u32 ksize);
 
+/*
+ * The classifier entries as htbctl last wrote them, sorted, pinned as
+ * cls_shadow: a reload diffs against this instead of walking every
+ * classifier map. tag is meta.reloads at the time of writing; a shadow
+ * with another tag (or a reload that did not finish) is not trusted and
+ * the maps are read instead.
+ */
+int shadow_write(const char *ifname, const struct kv cls[NCLS], __u64 tag);
+/* 0 and cls filled (ksize set by the caller) if a valid shadow with this
+ * tag is pinned; negative otherwise. */
+int shadow_read(const char *ifname, struct kv cls[NCLS], __u64 tag);
+
 /* ---- loader.c ------------------------------------------------------ */
 
 struct load_opts {

@@ -30,6 +30,10 @@
 #define META_F_NO_QDISC		(1u << 3)	/* loaded with --no-qdisc */
 #define META_F_FILTER_ATTACHED	(1u << 4)
 #define META_F_TEST_QDISC	(1u << 5)	/* tests: another kind stood in for fq */
+#define META_F_RELOADING	(1u << 6)	/* a reload is changing the maps */
+#define META_F_GENS_SYNCED	(1u << 7)	/* both conf generations are equal */
+
+#define PIN_SHADOW	"cls_shadow"	/* the classifier entries, sorted (loader_maps.c) */
 
 /* Entry 0 of the meta map; entries 1.. hold the saved tree's blob. */
 struct htbctl_meta {

@@ -601,6 +601,12 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		      strerror(-rc));
 		goto rollback;
 	}
+	rc = shadow_write(o->ifname, plan.cls, 0);
+	if (rc) {
+		p_err(ctx, "pinning %s under %s/%s: %s", PIN_SHADOW, PIN_ROOT,
+		      o->ifname, strerror(-rc));
+		goto rollback;
+	}
 	if (test_fail(ctx, "pins"))
 		goto rollback;
 

@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <stdio.h>
+#include <bpf/bpf.h>
 
 #include "loader.h"
 #include "maps_fill.h"
@@ -68,23 +71,47 @@ void kv_normalize_lpm(struct ent *e, __u32 ksize)
 	}
 }
 
-static __u32 sort_ksize;
-
-static int ent_cmp(const void *a, const void *b)
-{
-	return memcmp(((const struct ent *)a)->key, ((const struct ent *)b)->key,
-		      sort_ksize);
-}
-
-/* Sorts by key and drops repeated keys (the last one wins). */
+/*
+ * Sorts by key in memcmp order (LSD radix sort, a byte per pass from the
+ * last byte to the first; passes where every key has the same byte are
+ * skipped) and drops repeated keys (the config allows a key twice only
+ * within one class, so which copy stays does not matter).
+ */
 void kv_sort(struct kv *kv)
 {
-	__u32 w = 0;
+	struct ent *tmp, *src = kv->e, *dst;
+	bool sorted = true;
+	__u32 w = 0, n = kv->n;
 
-	sort_ksize = kv->ksize;
-	/* qsort is not stable: mark order in the value's companion first */
-	qsort(kv->e, kv->n, sizeof(*kv->e), ent_cmp);
-	for (__u32 r = 0; r < kv->n; r++) {
+	for (__u32 i = 1; i < n && sorted; i++)
+		sorted = memcmp(src[i - 1].key, src[i].key, kv->ksize) <= 0;
+	if (!sorted && (tmp = malloc((size_t)n * sizeof(*tmp)))) {
+		dst = tmp;
+		for (int b = (int)kv->ksize - 1; b >= 0; b--) {
+			__u32 count[256] = { 0 }, pos = 0;
+
+			for (__u32 i = 0; i < n; i++)
+				count[src[i].key[b]]++;
+			if (count[src[0].key[b]] == n)
+				continue;
+			for (int d = 0; d < 256; d++) {
+				__u32 c = count[d];
+
+				count[d] = pos;
+				pos += c;
+			}
+			for (__u32 i = 0; i < n; i++)
+				dst[count[src[i].key[b]]++] = src[i];
+			struct ent *t = src;
+
+			src = dst;
+			dst = t;
+		}
+		if (src != kv->e)
+			memcpy(kv->e, src, (size_t)n * sizeof(*src));
+		free(tmp);
+	}
+	for (__u32 r = 0; r < n; r++) {
 		if (w && !memcmp(kv->e[w - 1].key, kv->e[r].key, kv->ksize))
 			kv->e[w - 1] = kv->e[r];
 		else
@@ -137,9 +164,92 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 	return -EINVAL;
 }
 
+/*
+ * Many classes share their parameters (every leaf of a generated tree, the
+ * customers of one plan), and htb_conf_from_params spends most of its time
+ * in the rate precomputation. So conf is computed once per distinct set of
+ * parameters and copied, with the per-class fields (classid, depth, path,
+ * flags) set as htb_conf_from_params sets them. Every 64th copy is checked
+ * against a full computation; a mismatch turns the memo off.
+ */
+struct memo {
+	struct htb_class_params key;	/* classid, depth, path, leaf zeroed */
+	struct htb_class_conf conf;
+	bool used;
+};
+
+static __u64 memo_hash(const struct htb_class_params *k)
+{
+	const unsigned char *b = (const unsigned char *)k;
+	__u64 h = 0x9e3779b97f4a7c15ull, w;
+	size_t i;
+
+	for (i = 0; i + 8 <= sizeof(*k); i += 8) {
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	for (; i < sizeof(*k); i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
+		     const struct htb_class_params *cp, struct htb_class_conf *out,
+		     __u32 *reuse)
+{
+	struct htb_class_params k;
+	struct memo *m;
+	__u32 i;
+	int rc;
+
+	if (!tab || *off)
+		return htb_conf_from_params(cp, out);
+	memcpy(&k, cp, sizeof(k));
+	k.classid = 0;
+	k.depth = 0;
+	memset(k.path, 0, sizeof(k.path));
+	k.leaf = false;
+	for (i = memo_hash(&k) & (tabsz - 1);; i = (i + 1) & (tabsz - 1)) {
+		m = &tab[i];
+		if (!m->used || !memcmp(&m->key, &k, sizeof(k)))
+			break;
+	}
+	if (!m->used) {
+		rc = htb_conf_from_params(cp, out);
+		if (rc)
+			return rc;
+		m->used = true;
+		memcpy(&m->key, &k, sizeof(k));
+		m->conf = *out;
+		return 0;
+	}
+	*out = m->conf;
+	out->classid = cp->classid;
+	out->depth = cp->depth;
+	for (__u32 d = 0; d < HTB_MAX_DEPTH; d++)
+		out->path[d] = d < cp->depth ? cp->path[d] : HTB_NO_CLASS;
+	out->flags = HTB_CONF_VALID | (cp->leaf ? HTB_CONF_LEAF : 0);
+	if ((++*reuse & 63) == 1) {
+		struct htb_class_conf full;
+
+		rc = htb_conf_from_params(cp, &full);
+		if (rc)
+			return rc;
+		if (memcmp(&full, out, sizeof(full))) {
+			*off = true;
+			*out = full;
+		}
+	}
+	return 0;
+}
+
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity)
 {
+	struct memo *tab = NULL;
+	__u32 tabsz = 1, reuse = 0;
+	bool memo_off = false;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -153,9 +263,14 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	if (!p->conf)
 		return -ENOMEM;
 
+	while (tabsz < 2 * cfg->nclasses)
+		tabsz <<= 1;
+	tab = calloc(tabsz, sizeof(*tab));	/* NULL: no memo, still correct */
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *cc = &cfg->classes[i];
-		struct htb_class_params cp = { 0 };
+		struct htb_class_params cp;
+
+		memset(&cp, 0, sizeof(cp));	/* padding too: the memo compares bytes */
 
 		cp.classid = cc->classid;
 		cp.depth = cc->depth;
@@ -172,15 +287,20 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		cp.limit_ns = cc->limit_ns;
 		cp.prio = cc->prio;
 		cp.quantum = cc->quantum;
-		rc = htb_conf_from_params(&cp, &p->conf[slot[i]]);
-		if (rc)
+		rc = conf_memo(tab, tabsz, &memo_off, &cp, &p->conf[slot[i]], &reuse);
+		if (rc) {
+			free(tab);
 			return rc;
+		}
 		if (cc->is_leaf) {
 			rc = kv_push(&p->cls[C_PRIO], &cc->classid, slot[i]);
-			if (rc)
+			if (rc) {
+				free(tab);
 				return rc;
+			}
 		}
 	}
+	free(tab);
 	for (__u32 i = 0; i < cfg->nmatches; i++) {
 		rc = add_match(p, &cfg->matches[i], slot[cfg->matches[i].class_idx]);
 		if (rc)
@@ -225,4 +345,124 @@ void plan_fq_demand(const struct htb_config *cfg, __u32 mtu, struct fq_demand *d
 			d->total_bytes += (__u64)((unsigned __int128)c->ceil *
 						  d->max_limit_ns / 1000000000u);
 	}
+}
+
+/* ---- the shadow of the classifier maps ---- */
+
+#define SHADOW_MAGIC	0x57444853u	/* "SHDW" */
+#define SHADOW_CHUNK	4096u
+
+struct shadow_hdr {
+	__u32 magic;
+	__u32 ncls;
+	__u64 tag;
+	__u32 n[NCLS];
+};
+
+int shadow_write(const char *ifname, const struct kv cls[NCLS], __u64 tag)
+{
+	struct shadow_hdr hdr = { .magic = SHADOW_MAGIC, .ncls = NCLS, .tag = tag };
+	size_t len = sizeof(hdr), off;
+	char path[256], tmp[272];
+	__u32 nchunks, *keys = NULL;
+	unsigned char *buf;
+	int fd, rc = 0;
+
+	for (int c = 0; c < NCLS; c++) {
+		hdr.n[c] = cls[c].n;
+		len += (size_t)cls[c].n * sizeof(struct ent);
+	}
+	nchunks = (__u32)((len + SHADOW_CHUNK - 1) / SHADOW_CHUNK);
+	buf = calloc(nchunks, SHADOW_CHUNK);
+	keys = malloc((size_t)nchunks * sizeof(*keys));
+	if (!buf || !keys) {
+		free(buf);
+		free(keys);
+		return -ENOMEM;
+	}
+	memcpy(buf, &hdr, sizeof(hdr));
+	off = sizeof(hdr);
+	for (int c = 0; c < NCLS; c++) {
+		memcpy(buf + off, cls[c].e, (size_t)cls[c].n * sizeof(struct ent));
+		off += (size_t)cls[c].n * sizeof(struct ent);
+	}
+	for (__u32 i = 0; i < nchunks; i++)
+		keys[i] = i;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "htbctl_shadow", sizeof(__u32),
+			    SHADOW_CHUNK, nchunks, NULL);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	rc = map_update_many(fd, keys, sizeof(*keys), buf, SHADOW_CHUNK, nchunks, 0);
+	pin_path(ifname, PIN_SHADOW, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s_new", path);	/* bpffs refuses dots */
+	unlink(tmp);
+	if (!rc && bpf_obj_pin(fd, tmp))
+		rc = -errno;
+	/* bpffs renames atomically: a reader sees the old or the new one */
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	close(fd);
+out:
+	free(buf);
+	free(keys);
+	return rc;
+}
+
+int shadow_read(const char *ifname, struct kv cls[NCLS], __u64 tag)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 ilen = sizeof(info);
+	struct shadow_hdr hdr;
+	unsigned char *buf = NULL;
+	size_t len = sizeof(hdr), off;
+	char path[256];
+	int fd, rc;
+
+	pin_path(ifname, PIN_SHADOW, path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	rc = -EINVAL;
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.value_size != SHADOW_CHUNK || !info.max_entries)
+		goto out;
+	buf = malloc((size_t)info.max_entries * SHADOW_CHUNK);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	rc = array_read(fd, 0, info.max_entries, buf, SHADOW_CHUNK, 0);
+	if (rc)
+		goto out;
+	rc = -EINVAL;
+	memcpy(&hdr, buf, sizeof(hdr));
+	if (hdr.magic != SHADOW_MAGIC || hdr.ncls != NCLS || hdr.tag != tag)
+		goto out;
+	for (int c = 0; c < NCLS; c++)
+		len += (size_t)hdr.n[c] * sizeof(struct ent);
+	if (len > (size_t)info.max_entries * SHADOW_CHUNK)
+		goto out;
+	off = sizeof(hdr);
+	for (int c = 0; c < NCLS; c++) {
+		cls[c].e = malloc((size_t)(hdr.n[c] ? hdr.n[c] : 1) * sizeof(struct ent));
+		if (!cls[c].e) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		memcpy(cls[c].e, buf + off, (size_t)hdr.n[c] * sizeof(struct ent));
+		cls[c].n = cls[c].cap = hdr.n[c];
+		off += (size_t)hdr.n[c] * sizeof(struct ent);
+	}
+	rc = 0;
+out:
+	if (rc)
+		for (int c = 0; c < NCLS; c++)
+			kv_free(&cls[c]);
+	free(buf);
+	close(fd);
+	return rc;
 }

@@ -114,8 +114,25 @@ static const struct ent *kv_find(const struct kv *kv, const void *key)
 	return NULL;
 }
 
+/* -v: how long each phase took (wall clock, and CPU time of this
+ * process, kernel included), on stderr. */
+static void phase(const struct ctx *ctx, struct timespec *t, const char *name)
+{
+	static struct timespec cpu0;
+	struct timespec cpu;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	if (ctx->verbose && name)
+		fprintf(stderr, "htbctl: reload: %-28s %8.2f ms (cpu %.2f ms)\n", name,
+			ms_since(t), (cpu.tv_sec - cpu0.tv_sec) * 1e3 +
+			(cpu.tv_nsec - cpu0.tv_nsec) / 1e6);
+	cpu0 = cpu;
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
 int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 {
+	struct timespec tp;
 	struct htb_class_conf *active = NULL, *inactive = NULL;
 	struct htb_config cfg = { 0 };
 	struct htbctl_meta m;
@@ -128,11 +145,14 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 	__u32 nold = 0, g, n, cap, hw, nslots, *slot = NULL, *wslots = NULL;
 	__u32 *newslots = NULL, *gone = NULL;
 	__u32 nnew = 0, ngone = 0, nkept = 0, nchanged = 0, nw = 0, *kept_mark = NULL;
+	__u32 *cslots = NULL, nc = 0;
+	bool trusted, synced, have_shadow;
 	unsigned char *used = NULL;
 	int lock, ifindex, meta_fd = -1, rc, ret = EXIT_FAIL;
 	bool maps_open = false, flipped = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	phase(ctx, &tp, NULL);
 	memset(cur, 0, sizeof(cur));
 	memset(upd, 0, sizeof(upd));
 	memset(del, 0, sizeof(del));
@@ -149,10 +169,12 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 	ifindex = loader_attached(ctx, o->ifname, "reload", &m);
 	if (!ifindex)
 		goto out;
+	phase(ctx, &tp, "checks");
 	if (config_load(o->config, &cfg, stderr)) {
 		p_err(ctx, "config %s rejected; nothing changed", o->config);
 		goto out;
 	}
+	phase(ctx, &tp, "parsing the config");
 	if (maps_open_pinned(ctx, o->ifname, &mp))
 		goto out;
 	maps_open = true;
@@ -178,8 +200,10 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 	}
 
 	/* The tree in force: class id -> slot. */
+	trusted = !(m.flags & META_F_RELOADING);
+	synced = trusted && (m.flags & META_F_GENS_SYNCED);
 	active = calloc(hw ? hw : 1, sizeof(*active));
-	inactive = calloc(hw ? hw : 1, sizeof(*inactive));
+	inactive = synced ? active : calloc(hw ? hw : 1, sizeof(*inactive));
 	old = calloc(hw ? hw : 1, sizeof(*old));
 	used = calloc(cap, 1);
 	slot = malloc((size_t)(cfg.nclasses ? cfg.nclasses : 1) * sizeof(*slot));
@@ -189,13 +213,17 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 		p_err(ctx, "out of memory");
 		goto out;
 	}
+	/* A reload that finished leaves both generations equal (and the
+	 * shadow of the classifier maps current); one that did not, or a
+	 * fresh load, makes this one read everything. */
 	rc = array_read(mp.fd[M_CONF], g * cap, hw, active, sizeof(*active), 0);
-	if (!rc)
+	if (!rc && !synced)
 		rc = array_read(mp.fd[M_CONF], n * cap, hw, inactive, sizeof(*inactive), 0);
 	if (rc) {
 		p_err(ctx, "reading class_conf: %s", strerror(-rc));
 		goto out;
 	}
+	phase(ctx, &tp, "reading class_conf");
 	for (__u32 s = 0; s < hw; s++) {
 		if (!(active[s].flags & HTB_CONF_VALID))
 			continue;
@@ -284,13 +312,17 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 			nchanged++;
 	}
 
+	phase(ctx, &tp, "slots and plan");
 	/* Classifier maps: what changes, and does it fit? */
+	for (int c = 0; c < NCLS; c++)
+		cur[c].ksize = upd[c].ksize = del[c].ksize = cls_desc[c].ksize;
+	have_shadow = trusted && shadow_read(o->ifname, cur, m.reloads) == 0;
 	for (int c = 0; c < NCLS; c++) {
 		enum map_id id = cls_desc[c].map;
 		__u32 added;
 
-		cur[c].ksize = upd[c].ksize = del[c].ksize = cls_desc[c].ksize;
-		rc = kv_from_map(mp.fd[id], mp.max_entries[id], &cur[c], cls_desc[c].lpm);
+		rc = have_shadow ? 0 : kv_from_map(mp.fd[id], mp.max_entries[id],
+						   &cur[c], cls_desc[c].lpm);
 		if (!rc)
 			rc = kv_diff(&plan.cls[c], &cur[c], &upd[c], &del[c], &added);
 		if (rc) {
@@ -308,18 +340,34 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 		}
 	}
 
-	/* 1. the inactive generation, only where it differs */
+	phase(ctx, &tp, have_shadow ? "classifier maps: shadow, diff"
+				    : "classifier maps: read, diff");
+	/* 1. the inactive generation, only where it differs; and the slots
+	 * where the tree in force differs, to bring that generation level
+	 * after the flip */
 	wslots = malloc((size_t)(nslots ? nslots : 1) * sizeof(*wslots));
-	if (!wslots) {
+	cslots = malloc((size_t)(nslots ? nslots : 1) * sizeof(*cslots));
+	if (!wslots || !cslots) {
 		p_err(ctx, "out of memory");
 		goto out;
 	}
 	for (__u32 s = 0; s < nslots; s++) {
 		static const struct htb_class_conf zero;
 		const struct htb_class_conf *have = s < hw ? &inactive[s] : &zero;
+		const struct htb_class_conf *now = s < hw ? &active[s] : &zero;
 
 		if (memcmp(have, &plan.conf[s], sizeof(*have)))
 			wslots[nw++] = s;
+		if (memcmp(now, &plan.conf[s], sizeof(*now)))
+			cslots[nc++] = s;
+	}
+	m.flags |= META_F_RELOADING;
+	m.flags &= ~META_F_GENS_SYNCED;
+	rc = meta_write(meta_fd, &m);
+	if (rc) {
+		p_err(ctx, "updating %s/%s/meta: %s; nothing changed", PIN_ROOT,
+		      o->ifname, strerror(-rc));
+		goto out;
 	}
 	rc = write_conf(mp.fd[M_CONF], n, cap, wslots, plan.conf, nw);
 	if (!rc && bpf_map_update_elem(mp.fd[M_TREE], &n, &plan.tree, BPF_ANY))
@@ -356,6 +404,7 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 			goto out;
 		}
 	}
+	phase(ctx, &tp, "writes before the flip");
 	/* 4. the flip */
 	rt.gen = n;
 	rt.hysteresis = cfg.dev.hysteresis;
@@ -381,9 +430,16 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 		if (rc)
 			p_warn(ctx, "clearing the state of removed classes: %s", strerror(-rc));
 	}
+	phase(ctx, &tp, "flip and clean-up");
+	/* The generation just left behind takes the new tree too, and the
+	 * shadow records the classifier maps: the next reload reads less. */
 	m.hiwater = nslots;
 	m.reloads++;
 	snprintf(m.config, sizeof(m.config), "%s", o->config);
+	if (write_conf(mp.fd[M_CONF], g, cap, cslots, plan.conf, nc) == 0 &&
+	    shadow_write(o->ifname, plan.cls, m.reloads) == 0)
+		m.flags = (m.flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
+	phase(ctx, &tp, "level generations, shadow");
 	rc = meta_write(meta_fd, &m);
 	if (rc)
 		p_warn(ctx, "updating %s/%s/meta: %s", PIN_ROOT, o->ifname, strerror(-rc));
@@ -415,8 +471,9 @@ out:
 		kv_free(&upd[c]);
 		kv_free(&del[c]);
 	}
+	if (inactive != active)
+		free(inactive);
 	free(active);
-	free(inactive);
 	free(old);
 	free(used);
 	free(slot);
@@ -424,6 +481,7 @@ out:
 	free(kept_mark);
 	free(gone);
 	free(wslots);
+	free(cslots);
 	plan_free(&plan);
 	if (meta_fd >= 0)
 		close(meta_fd);

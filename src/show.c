@@ -118,6 +118,7 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 	}
 	print_open_object(p, NULL);
 	print_string(p, "class", "class htb %s", sprint_classid(c->classid, id, sizeof(id)));
+	print_u64(p, "index", NULL, c->path[0]);	/* its key in class_state */
 	if (c->depth > 1)
 		print_string(p, "parent", " parent %s",
 			     sprint_classid(conf[c->path[1]].classid, id, sizeof(id)));
