@@ -155,6 +155,8 @@ int init_state(int fd, const __u32 *slots, __u32 n,
 int kv_update(int fd, const struct kv *kv, const struct ent *e, __u32 n);
 int kv_delete(int fd, const struct kv *kv, const struct ent *e, __u32 n);
 double ms_since(const struct timespec *t0);
+void loader_phase(const struct ctx *ctx, struct timespec *t, const char *cmd,
+		  const char *name);
 const char *stale_hint(char *buf, size_t len, const char *ifname);
 
 /* ---- show.c -------------------------------------------------------- */

@@ -45,6 +45,23 @@ void loader_libbpf_log(const struct ctx *ctx)
 	libbpf_set_print(libbpf_print_fn);
 }
 
+/* -v: how long each phase took (wall clock, and CPU time of this
+ * process, kernel included), on stderr. name NULL starts the clock. */
+void loader_phase(const struct ctx *ctx, struct timespec *t, const char *cmd,
+		  const char *name)
+{
+	static struct timespec cpu0;
+	struct timespec cpu;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	if (ctx->verbose && name)
+		fprintf(stderr, "htbctl: %s: %-30s %8.2f ms (cpu %.2f ms)\n", cmd,
+			name, ms_since(t), (cpu.tv_sec - cpu0.tv_sec) * 1e3 +
+			(cpu.tv_nsec - cpu0.tv_nsec) / 1e6);
+	cpu0 = cpu;
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
 __u32 loader_capacity(__u32 nclasses)
 {
 	__u64 c = 2ull * nclasses;
@@ -456,7 +473,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	struct qdisc_info root;
 	struct fq_demand dem;
 	struct nlerr e = { 0 };
-	struct timespec t0;
+	struct timespec t0, tp;
 	char ingress[QDISC_KIND_LEN], why[512], hint[128];
 	const char *leaf_kind = getenv("HTBCTL_TEST_QDISC");
 	const char *what = "";
@@ -465,6 +482,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	int lock = -1, rc, ret = EXIT_FAIL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	loader_phase(ctx, &tp, "load", NULL);
 	if (!test_qdisc)
 		leaf_kind = "fq";
 	loader_libbpf_log(ctx);
@@ -502,10 +520,12 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	if (privs_check(ctx, "load", (*ingress ? 0 : NEED_CLSACT) |
 			(!o->no_qdisc && !test_qdisc ? NEED_FQ : 0)))
 		goto out;
+	loader_phase(ctx, &tp, "load", "checks");
 	if (config_load(o->config, &cfg, stderr)) {
 		p_err(ctx, "config %s rejected; nothing changed", o->config);
 		goto out;
 	}
+	loader_phase(ctx, &tp, "load", "parsing the config");
 	if (link_info(t.ifindex, &ntxq, &mtu, &e)) {
 		p_err(ctx, "%s", e.msg);
 		goto out;
@@ -528,6 +548,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		      strerror(-rc), ctx->verbose ? "" : " (-v shows libbpf's log)");
 		goto out;
 	}
+	loader_phase(ctx, &tp, "load", "BPF object load (verifier)");
 	slot = malloc((size_t)(cfg.nclasses ? cfg.nclasses : 1) * sizeof(*slot));
 	if (!slot) {
 		p_err(ctx, "out of memory");
@@ -540,6 +561,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		p_err(ctx, "preparing the maps: %s", strerror(-rc));
 		goto out;
 	}
+	loader_phase(ctx, &tp, "load", "plan");
 	plan_fq_demand(&cfg, mtu, &dem);
 	memset(&t.m, 0, sizeof(t.m));
 	fq_params_compute(&dem, &t.m.fq);
@@ -549,6 +571,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	}
 
+	loader_phase(ctx, &tp, "load", "filling the maps");
 	/* What is there now, to put back at unload. */
 	if (!o->no_qdisc) {
 		const char *bad;
@@ -607,6 +630,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		      o->ifname, strerror(-rc));
 		goto rollback;
 	}
+	loader_phase(ctx, &tp, "load", "saving the root, pinning");
 	if (test_fail(ctx, "pins"))
 		goto rollback;
 
@@ -669,6 +693,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		if (test_fail(ctx, "attach"))
 			goto rollback;
 	}
+	loader_phase(ctx, &tp, "load", "qdisc, clsact, attach");
 	t.m.flags |= META_F_COMPLETE;
 	rc = meta_write(t.meta_fd, &t.m);
 	if (rc) {

@@ -114,20 +114,9 @@ static const struct ent *kv_find(const struct kv *kv, const void *key)
 	return NULL;
 }
 
-/* -v: how long each phase took (wall clock, and CPU time of this
- * process, kernel included), on stderr. */
 static void phase(const struct ctx *ctx, struct timespec *t, const char *name)
 {
-	static struct timespec cpu0;
-	struct timespec cpu;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
-	if (ctx->verbose && name)
-		fprintf(stderr, "htbctl: reload: %-28s %8.2f ms (cpu %.2f ms)\n", name,
-			ms_since(t), (cpu.tv_sec - cpu0.tv_sec) * 1e3 +
-			(cpu.tv_nsec - cpu0.tv_nsec) / 1e6);
-	cpu0 = cpu;
-	clock_gettime(CLOCK_MONOTONIC, t);
+	loader_phase(ctx, t, "reload", name);
 }
 
 int loader_reload(const struct ctx *ctx, const struct load_opts *o)
