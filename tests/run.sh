@@ -17,6 +17,7 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 OUT=${OUTPUT:-build}
+export HTBCTL=${HTBCTL:-$top/$OUT/htbctl}
 tiers=("$@")
 [ ${#tiers[@]} -gt 0 ] || tiers=(unit cli bpf net vm)
 
