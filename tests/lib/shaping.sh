@@ -56,14 +56,15 @@ unshape_kernel_htb() {
 	return 0
 }
 
-# run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len" (rate as iperf3
-# -b takes it, 0 = unlimited TCP; len = UDP datagram size or TCP write size).
-# Prints "port bits_per_second" per flow: the receiver's goodput over the
-# run minus its first two seconds (the initial burst credit would inflate
-# a short run).
+# run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len[:parallel]"
+# (rate as iperf3 -b takes it, 0 = unlimited TCP; len = UDP datagram size
+# or TCP write size). Prints "port bits_per_second retransmits" per flow:
+# the receiver's goodput over the run minus its first two seconds (the
+# initial burst credit would inflate a short run); retransmits are TCP's
+# (0 for UDP). The per-second receiver rates go to $RESULTS/intervals.PORT.
 run_flows() {
 	local dur=$1; shift
-	local dir f port proto rate len pids=()
+	local dir f port proto rate len par pids=()
 	dir=$(mktemp -d)
 	for f in "$@"; do
 		IFS=: read -r port proto rate len <<<"$f"
@@ -71,8 +72,8 @@ run_flows() {
 	done
 	sleep 0.5
 	for f in "$@"; do
-		IFS=: read -r port proto rate len <<<"$f"
-		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J)
+		IFS=: read -r port proto rate len par <<<"$f"
+		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J -P "${par:-1}")
 		if [ "$proto" = udp ]; then
 			opts+=(-u -b "$rate" -l "$len")
 		else
@@ -87,10 +88,13 @@ run_flows() {
 	wait
 	for f in "$@"; do
 		IFS=: read -r port proto rate len <<<"$f"
-		local bps
+		local bps retr
 		bps=$(jq '[.intervals[2:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)' \
 			"$dir/s.$port" 2>/dev/null)
-		echo "$port ${bps:-0}"
+		retr=$(jq '.end.sum_sent.retransmits // 0' "$dir/c.$port" 2>/dev/null)
+		jq -r '.intervals[].sum | "\(.end) \(.bits_per_second)"' "$dir/s.$port" \
+			> "$RESULTS/intervals.$port" 2>/dev/null
+		echo "$port ${bps:-0} ${retr:-0}"
 	done
 	rm -rf "$dir"
 }
@@ -100,7 +104,8 @@ rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'
 within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
 mbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e6 }'; }
 
-# compare_shapers CONFIG SECONDS FLOW... -> "port htbctl_bps htb_bps" lines.
+# compare_shapers CONFIG SECONDS FLOW... ->
+# "port htbctl_bps htb_bps htbctl_retransmits htb_retransmits" lines.
 # The same flows, first through htbctl (+ fq), then through kernel HTB.
 compare_shapers() {
 	local conf=$1 dur=$2; shift 2
@@ -118,7 +123,7 @@ compare_shapers() {
 	else
 		echo "kernel HTB setup failed" >&2
 	fi
-	join -a1 -e 0 -o 0,1.2,2.2 <(sort "$a") <(sort "$b")
+	join -a1 -e 0 -o 0,1.2,2.2,1.3,2.3 <(sort "$a") <(sort "$b")
 	rm -f "$a" "$b"
 }
 

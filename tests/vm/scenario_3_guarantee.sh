@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Scenario 3 (seed 003): every class keeps its rate while siblings borrow.
+# Seed 003's tree at 1/25 scale (configs/seed003.ini): parent 40 Mbit/s;
+# A 20/40, B 4/4, C 4/40; each offered 30 Mbit/s of 1400-byte UDP.
+# Pass: every class >= 98% of its rate's goodput, B <= 102% of its ceil,
+# the parent's total within 2% of its rate.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/netns.sh
+. tests/lib/shaping.sh
+trap topo_down EXIT
+topo_up s3 "${TXQ:-1}" || { fail "scenario3 setup"; exit 1; }
+
+name=${SCENARIO_NAME:-scenario3}
+conf=configs/seed003.ini
+L=1400
+good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
+
+out=$(compare_shapers "$conf" 8 10194:udp:30M:$L 10196:udp:30M:$L 10197:udp:30M:$L)
+tsv=$RESULTS/$name.tsv
+: > "$tsv"
+printf '%-6s %-12s %10s %10s %10s %8s\n' class rate/ceil expected htbctl htb err%
+total=0 htotal=0 ok=1
+while read -r port a h _; do
+	case $port in
+	10194) cls=A rate=20e6 ceil=40e6 ;;
+	10196) cls=B rate=4e6 ceil=4e6 ;;
+	10197) cls=C rate=4e6 ceil=40e6 ;;
+	esac
+	exp=$(good $rate)
+	err=$(rel_err "$a" "$exp")
+	printf '%-6s %-12s %10s %10s %10s %8s\n' $cls "$(mbit $rate)/$(mbit $ceil)" \
+		"$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$err"
+	printf '%s\t%s\t%s\t%s\n' "$cls" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" >> "$tsv"
+	total=$(awk -v t=$total -v a=$a 'BEGIN { print t + a }')
+	htotal=$(awk -v t=$htotal -v a=$h 'BEGIN { print t + a }')
+	if awk -v a="$a" -v e="$exp" 'BEGIN { exit !(a >= 0.98 * e) }'; then
+		v=PASS
+	else
+		v=FAIL; ok=0
+		fail "$name class $cls got $(mbit $a) Mbit/s, below 98% of its rate ($(mbit $exp))"
+	fi
+	summary_row "$name" "$cls >= rate" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "-2%" $v
+	if [ "$cls" = B ]; then
+		capv=PASS
+		awk -v a="$a" -v c="$(good $ceil)" 'BEGIN { exit !(a <= 1.02 * c) }' ||
+			{ capv=FAIL; ok=0; fail "$name class B at $(mbit $a) Mbit/s exceeds its ceil by more than 2%"; }
+		summary_row "$name" "B <= ceil" "$(mbit "$(good $ceil)")" "$(mbit $a)" "$(mbit $h)" "+2%" $capv
+	fi
+done <<<"$out"
+pexp=$(good 40e6)
+printf '%-6s %-12s %10s %10s %10s %8s\n' total 40/40 "$(mbit $pexp)" "$(mbit $total)" "$(mbit $htotal)" "$(rel_err $total $pexp)"
+if within "$total" "$pexp" 2; then v=PASS; else v=FAIL; ok=0; fail "$name parent total $(mbit $total) not within 2% of $(mbit $pexp)"; fi
+summary_row "$name" "parent total" "$(mbit $pexp)" "$(mbit $total)" "$(mbit $htotal)" "2%" $v
+plot_bars "$tsv" "$name: seed 003 tree, receiver goodput"
+[ $ok = 1 ] && pass "$name: every class >= 98% of its rate, B capped, total within 2%"
