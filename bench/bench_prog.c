@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Cost per packet of the egress program (bpf/htbctl.bpf.c), measured with
+ * BPF_PROG_TEST_RUN, as a ratio to a minimal one-bucket EDT program
+ * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
+ *
+ *   bench_prog [--nolock OBJ] [--trials N] [--repeat N] [--max-classes N]
+ *
+ * What is measured (printed with the results):
+ * - "hot": one test_run call with repeat R re-runs the same packet R times
+ *   on one CPU; the kernel reports the mean ns per run. The classes touched
+ *   stay in cache. Median of --trials calls.
+ * - "spread": many test_run calls with repeat 1, each to a random leaf;
+ *   mean of the kernel-reported times (they include ~2 clock reads per
+ *   run, for both programs alike): the cache misses of large trees.
+ * - The clock is the real one (runtime.test_now_ns = 0) and rates are huge
+ *   (1 Tbit/s), so repeated packets never queue and nothing is dropped;
+ *   the incoming tstamp of a repeated run is its own previous stamp.
+ * - "own": the leaf is within its rate (level 0: the snapshot reads the
+ *   leaf only, the charge walks and locks every class of the path).
+ *   "borrow": every class below the top has a tiny rate, so the packet
+ *   borrows from the top (the snapshot reads every class too).
+ * - Only the priority classifier is in use (tree_conf.skip marks the other
+ *   maps empty, as the loader does), so classification is one hash lookup,
+ *   like the baseline's. "unclassified" probes every classifier and misses.
+ * - With --nolock OBJ (bench/bpf/htbctl_nolock.bpf.c, built by
+ *   scripts/bench.sh): the same program without bpf_spin_lock, for the
+ *   cost of the locks, and two CPUs charging sibling leaves for what the
+ *   locks protect.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <math.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "../tests/bpf/prog_util.h"
+#include "edt_baseline.skel.h"
+
+#define TBIT	(1000ull * PU_GBIT(1))
+
+static int trials = 7;
+static __u32 repeat = 2000000;
+static __u32 max_classes = 1000000;
+static const char *nolock_obj;
+
+static int cmp_u32(const void *a, const void *b)
+{
+	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of trials hot runs: ns per packet. */
+static double hot(int prog, const struct pkt *p, const struct run_in *in0)
+{
+	struct run_in in = *in0;
+	__u32 d[64];
+	int n = trials < 64 ? trials : 64;
+
+	in.repeat = repeat;
+	for (int i = 0; i < n; i++) {
+		struct fx f = { .prog = prog };
+		struct run_out o = { .retval = -1 };
+
+		if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
+			fprintf(stderr, "bench: test_run failed (retval %d)\n", o.retval);
+			exit(1);
+		}
+		d[i] = o.duration;
+	}
+	qsort(d, n, sizeof(d[0]), cmp_u32);
+	return d[n / 2];
+}
+
+/* Mean over calls of repeat 1, each to a random key from keys[0..nkeys). */
+static double spread(int prog, const struct pkt *p, const __u32 *prio, __u32 nkeys,
+		     long calls)
+{
+	struct fx f = { .prog = prog };
+	double sum = 0;
+
+	for (long i = 0; i < calls; i++) {
+		struct run_in in = { .priority = prio[(__u32)rand() % nkeys], .repeat = 1 };
+		struct run_out o = { .retval = -1 };
+
+		if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
+			fprintf(stderr, "bench: test_run failed\n");
+			exit(1);
+		}
+		sum += o.duration;
+	}
+	return sum / calls;
+}
+
+/* ---- the baseline ---- */
+
+struct baseline {
+	struct edt_baseline_bpf *skel;
+	int prog;
+};
+
+static void baseline_open(struct baseline *b, __u32 nkeys)
+{
+	int fd;
+
+	b->skel = edt_baseline_bpf__open();
+	if (!b->skel) {
+		perror("bench: edt_baseline open");
+		exit(1);
+	}
+	bpf_map__set_max_entries(b->skel->maps.edt_buckets, nkeys < 64 ? 64 : nkeys);
+	if (edt_baseline_bpf__load(b->skel)) {
+		fprintf(stderr, "bench: edt_baseline load failed (root?)\n");
+		exit(1);
+	}
+	b->prog = bpf_program__fd(b->skel->progs.edt_egress);
+	fd = bpf_map__fd(b->skel->maps.edt_buckets);
+	for (__u32 i = 0; i < nkeys; i++) {
+		struct { __u64 rate, t_last, horizon; } v = { TBIT, 0, 2 * PU_SEC };
+		__u32 key = PU_CLASSID(i);
+
+		bpf_map_update_elem(fd, &key, &v, BPF_ANY);
+	}
+}
+
+/* ---- htbctl trees ---- */
+
+static void die_err(int err, const char *what)
+{
+	if (err) {
+		fprintf(stderr, "bench: %s: %s\n", what, strerror(err < 0 ? -err : err));
+		exit(1);
+	}
+}
+
+static void use_prio_only(struct fx *f)
+{
+	f->runtime.test_now_ns = 0;
+	die_err(fx_set_runtime(f), "runtime");
+	f->treeconf.skip = ~HTB_SKIP_PRIO;
+	die_err(fx_put_tree(f), "tree_conf");
+}
+
+/* A chain of depth classes 0 <- 1 <- ... <- depth-1 (the leaf). */
+static void chain(struct fx *f, int depth, int borrow)
+{
+	struct htb_class_params p = {
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
+		.cburst = 1 << 20, .limit_ns = PU_SEC,
+	};
+
+	for (int i = 0; i < depth; i++) {
+		if (borrow && i > 0) {
+			p.rate_Bps = 1000;	/* 8 kbit/s: always borrowing */
+			p.burst = 1;
+		}
+		die_err(fx_class_p(f, i, i ? (__u32)i - 1 : HTB_NO_CLASS, &p), "class");
+	}
+	use_prio_only(f);
+}
+
+/* n classes, depth 3: a root, ~sqrt(n) inner classes, the rest leaves
+ * spread over them. Returns the number of leaves; their indexes follow
+ * the inner ones. */
+static __u32 tree3(struct fx *f, __u32 n, int borrow, __u32 *first_leaf)
+{
+	struct htb_class_params top = {
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
+		.cburst = 1 << 20, .limit_ns = PU_SEC,
+	}, low = top;
+	__u32 inner = (__u32)sqrt((double)n);
+
+	if (inner < 1)
+		inner = 1;
+	if (borrow) {
+		low.rate_Bps = 1000;
+		low.burst = 1;
+	}
+	die_err(fx_class_p(f, 0, HTB_NO_CLASS, &top), "root");
+	for (__u32 i = 1; i <= inner; i++)
+		die_err(fx_class_p(f, i, 0, &low), "inner");
+	for (__u32 i = inner + 1; i < n; i++)
+		die_err(fx_class_p(f, i, 1 + (i % inner), &low), "leaf");
+	use_prio_only(f);
+	*first_leaf = inner + 1;
+	return n - inner - 1;
+}
+
+static double hot_leaf(struct fx *f, __u32 leaf)
+{
+	struct run_in in = { .priority = PU_CLASSID(leaf) };
+	struct pkt p;
+
+	pkt_udp4(&p, 1000);
+	return hot(f->prog, &p, &in);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "nolock", required_argument, NULL, 'n' },
+		{ "trials", required_argument, NULL, 't' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "max-classes", required_argument, NULL, 'm' },
+		{ 0 },
+	};
+	static const int depths[] = { 1, 2, 3, 4, 8 };
+	static const __u32 sizes[] = { 10, 10000, 1000000 };
+	double base_hot, own[5], borrow[5], nl_own[5] = { 0 }, nl_borrow[5] = { 0 };
+	struct baseline b;
+	struct run_in in = { .priority = PU_CLASSID(0) };
+	struct pkt p;
+	cpu_set_t set;
+	struct fx f;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': nolock_obj = optarg; break;
+		case 't': trials = atoi(optarg); break;
+		case 'r': repeat = strtoul(optarg, NULL, 10); break;
+		case 'm': max_classes = strtoul(optarg, NULL, 10); break;
+		default:
+			fprintf(stderr, "usage: %s [--nolock OBJ] [--trials N] "
+				"[--repeat N] [--max-classes N]\n", argv[0]);
+			return 2;
+		}
+	}
+	if (trials < 1)
+		trials = 1;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	libbpf_set_print(NULL);
+	srand(1);
+	pkt_udp4(&p, 1000);
+
+	printf("htbctl egress program: cost per packet via BPF_PROG_TEST_RUN\n");
+	printf("(1000-byte UDP packet, real clock, 1 Tbit/s rates so nothing queues;\n"
+	       " hot = median of %d runs of repeat %u on CPU 0; see bench/bench_prog.c)\n\n",
+	       trials, repeat);
+
+	baseline_open(&b, 10);
+	base_hot = hot(b.prog, &p, &in);
+	printf("baseline (edt_baseline: hash lookup, division, stamp): %.1f ns\n\n", base_hot);
+
+	printf("%-30s %10s %8s", "hierarchy depth (10 slots)", "ns/pkt", "ratio");
+	if (nolock_obj)
+		printf(" %12s %10s", "no-lock ns", "lock ns");
+	printf("\n");
+	for (int i = 0; i < 5; i++) {
+		for (int mode = 0; mode < 2; mode++) {
+			double *out = mode ? borrow : own, *nl = mode ? nl_borrow : nl_own;
+			char name[64];
+
+			die_err(fx_open(&f, 16), "load htbctl (root?)");
+			chain(&f, depths[i], mode);
+			out[i] = hot_leaf(&f, depths[i] - 1);
+			fx_close(&f);
+			if (nolock_obj) {
+				die_err(fx_open_file(&f, nolock_obj, 16, 32), "load no-lock object");
+				chain(&f, depths[i], mode);
+				nl[i] = hot_leaf(&f, depths[i] - 1);
+				fx_close(&f);
+			}
+			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
+				 mode ? "borrow from top" : "leaf within rate");
+			printf("%-30s %10.1f %7.2fx", name, out[i], out[i] / base_hot);
+			if (nolock_obj)
+				printf(" %12.1f %10.1f", nl[i], (out[i] - nl[i]) / depths[i]);
+			printf("\n");
+		}
+	}
+	if (nolock_obj)
+		printf("(lock ns: (locked - no-lock) / classes on the path: one "
+		       "uncontended bpf_spin_lock/unlock pair)\n");
+
+	printf("\n%-30s %10s %8s %12s %8s\n", "classes (depth 3)", "hot ns", "ratio",
+	       "spread ns", "ratio");
+	for (int s = 0; s < 3; s++) {
+		__u32 n = sizes[s], first, nleaves, *prio;
+		double h[2], sp, bsp;
+		long calls = 200000;
+
+		if (n > max_classes)
+			continue;
+		for (int mode = 0; mode < 2; mode++) {
+			die_err(fx_open(&f, n), "load htbctl");
+			nleaves = tree3(&f, n, mode, &first);
+			h[mode] = hot_leaf(&f, first + nleaves - 1);
+			if (mode == 1) {
+				struct baseline bb;
+
+				prio = calloc(nleaves, sizeof(*prio));
+				for (__u32 i = 0; i < nleaves; i++)
+					prio[i] = PU_CLASSID(first + i);
+				sp = spread(f.prog, &p, prio, nleaves, calls);
+				baseline_open(&bb, n);
+				for (__u32 i = 0; i < nleaves; i++)
+					prio[i] = PU_CLASSID(first + i);
+				bsp = spread(bb.prog, &p, prio, nleaves, calls);
+				edt_baseline_bpf__destroy(bb.skel);
+				free(prio);
+			}
+			fx_close(&f);
+		}
+		{
+			char name[64];
+
+			snprintf(name, sizeof(name), "%u, leaf within rate", n);
+			printf("%-30s %10.1f %7.2fx\n", name, h[0], h[0] / base_hot);
+			snprintf(name, sizeof(name), "%u, borrow from top", n);
+			printf("%-30s %10.1f %7.2fx %12.1f %7.2fx  (baseline spread %.1f ns)\n",
+			       name, h[1], h[1] / base_hot, sp, sp / bsp, bsp);
+		}
+	}
+
+	/* classification worst case: every classifier probed, all miss */
+	die_err(fx_open(&f, 16), "load htbctl");
+	chain(&f, 1, 0);
+	f.treeconf.skip = 0;
+	die_err(fx_put_tree(&f), "tree_conf");
+	{
+		struct run_in un = { .priority = 0 };
+		double u = hot(f.prog, &p, &un);
+
+		printf("\n%-30s %10.1f %7.2fx  (prio, mark, 2 LPM, 4 port, cgroup lookups)\n",
+		       "unclassified, all maps probed", u, u / base_hot);
+	}
+	fx_close(&f);
+
+	if (nolock_obj && libbpf_num_possible_cpus() >= 2) {
+		struct pu_2cpu r;
+		const long n = 1000000;
+
+		printf("\ntwo CPUs, %ld packets each to sibling leaves (shared parent and root):\n", n);
+		for (int v = 0; v < 2; v++) {
+			struct timespec t0, t1;
+			double wall;
+
+			if (v == 0)
+				die_err(fx_open(&f, 16), "load htbctl");
+			else
+				die_err(fx_open_file(&f, nolock_obj, 16, 32), "load no-lock object");
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			die_err(pu_two_cpus(&f, n, &r), "two CPUs");
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			wall = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+			printf("  %-8s parent lost %lld bytes, root lost %lld bytes, worst token "
+			       "error %.0f ns; %.0f ns/packet per CPU (wall)\n",
+			       v ? "no-lock" : "locked", r.lost_parent, r.lost_root,
+			       r.worst_ns, wall / n);
+			fx_close(&f);
+		}
+	}
+	edt_baseline_bpf__destroy(b.skel);
+	return 0;
+}
