@@ -539,6 +539,8 @@ Test(prog, classifiers_and_precedence)
 	s.proto = IPPROTO_UDP;		/* the dport rule is tcp only */
 	pkt_build(&p, &s);
 	cr_expect_eq(classified(&p, &in, NULL), L_ANYPORT);	/* any sport */
+	port(IPPROTO_UDP, HTB_PORT_SRC, 40000, L_DST);	/* udp sport beats any */
+	cr_expect_eq(classified(&p, &in, NULL), L_DST);
 	port(0, HTB_PORT_DST, 10194, L_SRC);	/* any-proto dport beats sport */
 	cr_expect_eq(classified(&p, &in, NULL), L_SRC);
 	s.sport = 40001;
@@ -559,7 +561,7 @@ Test(prog, classifiers_and_precedence)
 	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
 	s.frag_later = 0;
 	pkt_build(&p, &s);
-	cr_expect_eq(classified(&p, &in, NULL), L_ANYPORT);
+	cr_expect_eq(classified(&p, &in, NULL), L_DST);	/* udp sport 40000 */
 
 	/* a longer prefix in the same trie wins */
 	lpm4(F.skel->maps.cls_dst4, "198.18.2.0", 23, L_MARK);
