@@ -225,12 +225,13 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 		      const char *v)
 {
 	struct raw_class *c = &ps->cls[ps->cur];
-	char where[32], idbuf[CONFIG_CLASSID_BUF];
+	char where[32] = "", idbuf[CONFIG_CLASSID_BUF];
 	int k = find_key(name, class_keys, CK_MAX);
 	__u64 n;
 
-	snprintf(where, sizeof(where), "[class %s]",
-		 config_sprint_classid(c->classid, idbuf, sizeof(idbuf)));
+	if (k < 0 || (k != CK_MATCH && c->key_line[k]))	/* an error: name the section */
+		snprintf(where, sizeof(where), "[class %s]",
+			 config_sprint_classid(c->classid, idbuf, sizeof(idbuf)));
 	if (k < 0) {
 		unknown_key(ps, line, name, where, class_keys, CK_MAX,
 			    dev_keys, DK_MAX, "[device]");
