@@ -39,7 +39,7 @@
 #define CONFIG_GSO_WIRE_MAX	(65536u + 16384u)
 #define CONFIG_BURST_NS		1000000ull
 #define CONFIG_MAX_PRIO		7
-/* One major, 16-bit minors 1..ffff: a tc class id space holds 65535. */
+/* One major, 16-bit minors 1..ffff: a config holds at most 65535 classes. */
 #define CONFIG_MAX_CLASSES	65535u
 
 /* Classifier maps, in datapath precedence order (DESIGN.md). */
@@ -113,8 +113,9 @@ struct htb_config {
 	/* Entries each classifier map needs (ports expanded, duplicates of
 	 * one class counted once): size the maps from these. */
 	__u64 nkeys[CONFIG_MATCH_NKINDS];
-	__u32 nwarnings;
-	__u32 *by_classid;		/* class indexes sorted by classid */
+	__u32 nwarnings;		/* warnings printed while loading */
+	__u32 *by_classid;		/* class indexes sorted by classid
+					 * (config_find_class's index) */
 };
 
 /*
