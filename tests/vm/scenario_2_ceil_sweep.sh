@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Scenario 2 (seed 001): no rate steps. A borrowing leaf (rate 1 Mbit/s)
+# under a parent whose rate equals the ceil being swept; seed 001's table
+# boundaries scaled by 1/25 (376..914 Mbit -> 15.04..36.56 Mbit/s), where
+# the old rate tables jumped by up to 14%. 1000-byte UDP offered at 1.5x.
+# Pass: htbctl's achieved rate is monotonic in the ceil and within 2% of
+# R * L / (L + 42) at every point.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/netns.sh
+. tests/lib/shaping.sh
+trap 'topo_down; rm -f "$conf"' EXIT
+topo_up s2 || { fail "scenario2 setup"; exit 1; }
+
+conf=$(mktemp --suffix=.ini)
+tsv=$RESULTS/scenario2.tsv
+: > "$tsv"
+L=1000 ok=1 prev=0
+printf '%-10s %10s %10s %10s %8s\n' ceil expected htbctl htb err%
+for c in 15040 15080 16000 17040 18280 19680 21320 23280 25600 28440 32000 36560; do
+	cat > "$conf" <<INI
+[device]
+default = 1:10
+[class 1:1]
+rate = ${c}kbit
+[class 1:10]
+parent = 1:1
+rate = 1mbit
+ceil = ${c}kbit
+INI
+	out=$(compare_shapers "$conf" 7 "5201:udp:$((c * 3 / 2))K:$L")
+	read -r _ a h _ <<<"$out"
+	exp=$(awk -v r="${c}e3" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }')
+	printf '%-10s %10s %10s %10s %8s\n' "${c}K" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "$(rel_err ${a:-0} $exp)"
+	printf '%s\t%s\t%s\t%s\n' "${c}K" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" >> "$tsv"
+	v=PASS
+	if ! within "${a:-0}" "$exp" 2; then
+		v=FAIL; ok=0; fail "scenario2 ceil ${c}kbit: $(mbit ${a:-0}) Mbit/s, expected $(mbit $exp) +-2%"
+	fi
+	if awk -v a="${a:-0}" -v p="$prev" 'BEGIN { exit !(a < p) }'; then
+		v=FAIL; ok=0; fail "scenario2 ceil ${c}kbit: rate fell below the previous, smaller ceil's"
+	fi
+	prev=${a:-0}
+	summary_row scenario2 "ceil ${c}K" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "2%" $v
+done
+plot_bars "$tsv" "scenario 2: achieved rate per ceil (seed 001 boundaries / 25)"
+[ $ok = 1 ] && pass "scenario2: monotonic and within 2% at every ceil"

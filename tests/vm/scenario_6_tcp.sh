@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Scenario 6: TCP through one 100 Mbit/s class, 1 and 8 parallel flows.
+# Pass: goodput within 3% of R * 1448 / 1514 (MSS 1448 with timestamps in
+# 1514-byte frames); retransmissions are reported as they are.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/netns.sh
+. tests/lib/shaping.sh
+trap 'topo_down; rm -f "$conf"' EXIT
+topo_up s6 || { fail "scenario6 setup"; exit 1; }
+
+conf=$(mktemp --suffix=.ini)
+cat > "$conf" <<INI
+[device]
+default = 1:10
+[class 1:1]
+rate = 100mbit
+[class 1:10]
+parent = 1:1
+rate = 100mbit
+match = tcp dport 5201
+INI
+tsv=$RESULTS/scenario6.tsv
+: > "$tsv"
+ok=1
+exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
+printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% retr(h/k)
+for n in 1 8; do
+	read -r _ a h ar hr <<<"$(compare_shapers "$conf" 10 "5201:tcp:0:128K:$n")"
+	printf '%-8s %10s %10s %10s %8s %12s\n' "$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" \
+		"$(rel_err ${a:-0} $exp)" "${ar:-?}/${hr:-?}"
+	printf '%s\t%s\t%s\t%s\n' "tcp x$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" >> "$tsv"
+	v=PASS
+	within "${a:-0}" "$exp" 3 || { v=FAIL; ok=0; fail "scenario6 $n flows: $(mbit ${a:-0}) Mbit/s, expected $(mbit $exp) +-3%"; }
+	summary_row scenario6 "tcp x$n (retr ${ar:-?}/${hr:-?})" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "3%" $v
+done
+plot_bars "$tsv" "scenario 6: TCP goodput through a 100 Mbit/s class"
+[ $ok = 1 ] && pass "scenario6: 1 and 8 TCP flows within 3%"
