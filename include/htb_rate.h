@@ -100,19 +100,32 @@ HTB_INLINE __u64 htb_l2t_ns(const struct htb_ratecfg *r, __u32 len)
 	return (htb_adj_len(r, len) * r->mult + half) >> r->shift;
 }
 
+/* adj(len) * mult: the cost of len in units of 2^-shift ns. */
+HTB_INLINE __u64 htb_l2t_prod(const struct htb_ratecfg *r, __u32 len)
+{
+	return htb_adj_len(r, len) * r->mult;
+}
+
 /*
- * l2t with the truncated fraction carried over: *carry holds the bits
- * below 1 ns (in units of 2^-shift ns) left over from earlier packets of
- * the same bucket; it is always below 2^shift.
+ * A cost in units of 2^-shift ns (htb_l2t_prod) to whole ns, with the
+ * fraction carried over: *carry holds the bits below 1 ns left over from
+ * earlier packets of the same bucket; it is always below 2^shift. The
+ * split is all that has to happen under a bucket's lock.
  */
+HTB_INLINE __u64 htb_carry_ns(__u64 prod, __u8 shift, __u64 *carry)
+{
+	__u64 mask = (1ull << shift) - 1;
+	__u64 x = prod + (*carry & mask);
+
+	*carry = x & mask;
+	return x >> shift;
+}
+
+/* l2t with the truncated fraction carried over (see htb_carry_ns). */
 HTB_INLINE __u64 htb_l2t_carry(const struct htb_ratecfg *r, __u32 len,
 			       __u64 *carry)
 {
-	__u64 mask = (1ull << r->shift) - 1;
-	__u64 x = htb_adj_len(r, len) * r->mult + (*carry & mask);
-
-	*carry = x & mask;
-	return x >> r->shift;
+	return htb_carry_ns(htb_l2t_prod(r, len), r->shift, carry);
 }
 
 #endif /* HTB_RATE_H */

@@ -209,14 +209,31 @@ HTB_INLINE __u64 htb_ready(__u64 now, __s64 toks, __s64 thresh)
 	return toks >= thresh ? now : now + (__u64)(thresh - toks);
 }
 
+/* A packet's costs for one class in units of 2^-shift ns, computed before
+ * taking the class's lock (htb_l2t_prod) so the locked part stays short. */
+struct htb_cost {
+	__u64 r, c, b;
+	__u32 len;
+};
+
+HTB_INLINE void htb_cost_of(const struct htb_class_conf *c, __u32 len,
+			    struct htb_cost *k)
+{
+	k->r = htb_l2t_prod(&c->rate, len);
+	k->c = htb_l2t_prod(&c->ceil, len);
+	k->b = c->borrow.rate_Bps ? htb_l2t_prod(&c->borrow, len) : 0;
+	k->len = len;
+}
+
 /*
- * Charge one class for a packet of len bytes at now (caller holds its
- * lock). rate: the class is at or above the sending level; lender: it is
- * the class at exactly that level.
+ * Charge one class for a packet at now (caller holds its lock). rate: the
+ * class is at or above the sending level; lender: it is the class at
+ * exactly that level.
  */
 HTB_INLINE void htb_charge(const struct htb_class_conf *c,
-			   struct htb_class_state *st, __u64 now, __u32 len,
-			   int rate, int lender, __u32 hyst)
+			   struct htb_class_state *st, __u64 now,
+			   const struct htb_cost *k, int rate, int lender,
+			   __u32 hyst)
 {
 	__s64 diff = htb_diff(st->t_c, now);
 	__s64 toks = htb_fill(st->tokens, diff, c->buffer);
@@ -224,7 +241,7 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 	__u32 mode;
 
 	if (rate) {
-		toks -= (__s64)htb_l2t_carry(&c->rate, len, &st->rcarry);
+		toks -= (__s64)htb_carry_ns(k->r, c->rate.shift, &st->rcarry);
 		toks = htb_clamp_mbuffer(toks);
 		if (lender)
 			st->lends++;
@@ -236,17 +253,17 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 
 		if (!rate)
 			btoks = htb_clamp_mbuffer(btoks -
-				(__s64)htb_l2t_carry(&c->borrow, len, &st->bcarry));
+				(__s64)htb_carry_ns(k->b, c->borrow.shift, &st->bcarry));
 		st->btokens = btoks;
 	}
-	ctoks -= (__s64)htb_l2t_carry(&c->ceil, len, &st->ccarry);
+	ctoks -= (__s64)htb_carry_ns(k->c, c->ceil.shift, &st->ccarry);
 	ctoks = htb_clamp_mbuffer(ctoks);
 
 	st->tokens = toks;
 	st->ctokens = ctoks;
 	if (now > st->t_c)
 		st->t_c = now;
-	st->bytes += len;
+	st->bytes += k->len;
 	st->packets++;
 	mode = htb_class_mode(c, toks, ctoks, st->mode, hyst);
 	if (mode != st->mode) {
@@ -326,6 +343,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_cost k;
 	__u64 limit, T;
 
 	if (!env || !p || !j)
@@ -336,6 +354,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_UNSHAPED;
 	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
 	T = j->T;
+	htb_cost_of(c, j->len, &k);
 	HTB_LOCK(st);
 	if (st->last_stamp > T)
 		T = st->last_stamp;
@@ -346,7 +365,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_DROP;
 	}
 	st->last_stamp = T;
-	htb_charge(c, st, p->charge_at_T ? T : p->now, j->len, j->below <= 0,
+	htb_charge(c, st, p->charge_at_T ? T : p->now, &k, j->below <= 0,
 		   j->below == 0, p->hysteresis);
 	HTB_UNLOCK(st);
 	j->T = T;
@@ -360,6 +379,7 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_cost k;
 
 	if (!env || !p || !j)
 		return -1;
@@ -367,8 +387,9 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 	st = HTB_ENV_STATE(env, j->idx);
 	if (!c || !st)
 		return -1;
+	htb_cost_of(c, j->len, &k);
 	HTB_LOCK(st);
-	htb_charge(c, st, j->at, j->len, j->below <= 0, j->below == 0,
+	htb_charge(c, st, j->at, &k, j->below <= 0, j->below == 0,
 		   p->hysteresis);
 	HTB_UNLOCK(st);
 	return 0;
