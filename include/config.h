@@ -39,8 +39,10 @@
 #define CONFIG_GSO_WIRE_MAX	(65536u + 16384u)
 #define CONFIG_BURST_NS		1000000ull
 #define CONFIG_MAX_PRIO		7
-/* One major, 16-bit minors 1..ffff: a config holds at most 65535 classes. */
-#define CONFIG_MAX_CLASSES	65535u
+/* Class ids are major:minor with any major 1..fffe (the major is part of a
+ * class's name, as with several HTB roots): a config is not bound to one
+ * major's 65535 minors. This caps the tree (2^20 classes). */
+#define CONFIG_MAX_CLASSES	1048576u
 
 /* Classifier maps, in datapath precedence order (DESIGN.md). */
 enum config_match_kind {
@@ -102,7 +104,8 @@ struct config_device {
 
 struct htb_config {
 	struct config_device dev;
-	__u32 major;			/* the tc major all class ids share */
+	__u32 major;			/* the major all class ids share; 0 when
+					 * they use several (docs/config.md) */
 	struct config_class *classes;	/* preorder */
 	__u32 nclasses;
 	struct config_match *matches;	/* grouped by class, in class order */

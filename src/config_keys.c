@@ -95,7 +95,8 @@ static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
 }
 
 /* A class id, or a bare hex minor ("30" means MAJOR:30, as tc's default);
- * a bare minor is returned without major bits. */
+ * a bare minor is returned without major bits: the resolver gives it a
+ * major (the class's own for parent, the only one for default). */
 static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
 			const char *v, __u32 *out)
 {
@@ -166,7 +167,8 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 		return;
 	switch (k) {
 	case DK_DEFAULT:
-		val_classid(ps, line, name, v, &d->default_classid);
+		if (val_classid(ps, line, name, v, &d->default_classid))
+			snprintf(ps->default_text, sizeof(ps->default_text), "%s", v);
 		break;
 	case DK_HYSTERESIS:
 		if (!strcmp(v, "on") || !strcmp(v, "off"))
@@ -305,13 +307,11 @@ static void open_class(struct cfg_parse *ps, unsigned line, const char *id)
 			  id);
 		return;
 	}
-	if (!ps->major) {
-		ps->major = classid >> 16;
-		ps->major_line = line;
-	} else if (classid >> 16 != ps->major) {
-		cfg_error(&ps->diag, line,
-			  "class %s has major %x, but the classes above use %x (line %u): all classes of a device share one major",
-			  id, classid >> 16, ps->major, ps->major_line);
+	if (ps->ncls >= CONFIG_MAX_CLASSES) {
+		if (!ps->too_many)
+			cfg_error(&ps->diag, line, "too many classes: a config holds at most %u",
+				  CONFIG_MAX_CLASSES);
+		ps->too_many = true;
 		return;
 	}
 	if (!grow((void **)&ps->cls, &ps->cls_cap, ps->ncls + 1, sizeof(*c))) {

@@ -40,7 +40,7 @@ enum class_key {
 struct raw_class {
 	__u32 classid;
 	__u32 line;
-	__u32 parent_id;		/* 0: top level */
+	__u32 parent_id;		/* as written: a bare minor has no major bits */
 	__u32 key_line[CK_MAX];		/* first line of each key; 0 = absent */
 	__u64 rate, ceil, burst, cburst, limit_ns;
 	__u32 prio, quantum;
@@ -63,7 +63,8 @@ struct cfg_parse {
 	__u32 dev_key_line[DK_MAX];
 	enum cfg_section sect;
 	__u32 cur;			/* raw index of the current [class] */
-	__u32 major, major_line;
+	char default_text[24];		/* [device] default as written, for messages */
+	bool too_many;			/* CONFIG_MAX_CLASSES reported */
 	__u32 masks[HTB_MAX_MARK_MASKS];
 	__u32 nmasks;
 	int cgroup_root_state;		/* 0 not looked up, 1 found, -1 none */

@@ -69,27 +69,48 @@ static const char *cid(__u32 classid, char *buf)
 	return config_sprint_classid(classid, buf, CONFIG_CLASSID_BUF);
 }
 
-/* Resolves a class id as written in parent/default (a bare minor takes the
- * config's major) to a raw index; reports and returns CONFIG_NO_INDEX if it
- * is not there. */
+/* Resolves a class id as written in parent/default to a raw index; a bare
+ * minor takes major bare_major. Reports and returns CONFIG_NO_INDEX if the
+ * class is not there. */
 static __u32 resolve_ref(struct cfg_parse *ps, const struct id_ref *ids,
-			 __u32 classid, unsigned line, const char *what,
-			 const char *of)
+			 __u32 classid, __u32 bare_major, unsigned line,
+			 const char *what, const char *of, const char *hint)
 {
 	char a[CONFIG_CLASSID_BUF];
+	bool bare = !(classid >> 16);
 	__u32 r;
 
-	if (!(classid >> 16))
-		classid |= ps->major << 16;
-	if (classid >> 16 != ps->major) {
-		cfg_error(&ps->diag, line, "%s %s%s has major %x, but the classes use %x",
-			  what, cid(classid, a), of, classid >> 16, ps->major);
-		return CONFIG_NO_INDEX;
-	}
+	if (bare)
+		classid |= bare_major << 16;
 	r = lookup(ids, ps->ncls, classid);
 	if (r == CONFIG_NO_INDEX)
-		cfg_error(&ps->diag, line, "%s %s%s does not exist", what, cid(classid, a), of);
+		cfg_error(&ps->diag, line, "%s %s%s does not exist%s", what,
+			  cid(classid, a), of, bare && hint ? hint : "");
 	return r;
+}
+
+/* "1 and 2", "1, 2 and 3", "1, 2, 3 and 4 more": the distinct majors of
+ * the sorted ids. */
+static void sprint_majors(const struct id_ref *ids, __u32 n, char *buf, size_t len)
+{
+	__u32 maj[4], k = 0, total = 0;
+	size_t off = 0;
+
+	for (__u32 i = 0; i < n; i++) {
+		if (i && ids[i].classid >> 16 == ids[i - 1].classid >> 16)
+			continue;
+		if (k < 4)
+			maj[k++] = ids[i].classid >> 16;
+		total++;
+	}
+	if (total > 4)
+		k = 3;
+	for (__u32 i = 0; i < k; i++)
+		off += snprintf(buf + off, len - off, "%s%x",
+				i == 0 ? "" : i + 1 < k || total > k ? ", " : " and ",
+				maj[i]);
+	if (total > k)
+		snprintf(buf + off, len - off, " and %u more", total - k);
 }
 
 /* Every class not reached from the top level is on a parent cycle or
@@ -292,6 +313,7 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 	__u32 n = ps->ncls, *first_child = NULL, *children = NULL, *tmp = NULL;
 	struct id_ref *ids = NULL;
 	char a[CONFIG_CLASSID_BUF], of[32];
+	__u32 nmajors = 0;
 	int ret = -1;
 
 	if (n == 0) {
@@ -317,6 +339,9 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 				  cid(ids[i].classid, a), ps->cls[ids[i - 1].raw].line);
 	if (d->errors)
 		goto out;
+	for (__u32 i = 0; i < n; i++)
+		if (i == 0 || ids[i].classid >> 16 != ids[i - 1].classid >> 16)
+			nmajors++;
 
 	/* parents */
 	for (__u32 i = 0; i < n; i++) {
@@ -330,8 +355,9 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 		if (!c->key_line[CK_PARENT])
 			continue;
 		snprintf(of, sizeof(of), " of class %s", cid(c->classid, a));
-		c->parent_raw = resolve_ref(ps, ids, c->parent_id,
-					    c->key_line[CK_PARENT], "parent", of);
+		c->parent_raw = resolve_ref(ps, ids, c->parent_id, c->classid >> 16,
+					    c->key_line[CK_PARENT], "parent", of,
+					    nmajors > 1 ? " (a bare minor takes the major of its class)" : NULL);
 		if (c->parent_raw == i) {
 			cfg_error(d, c->key_line[CK_PARENT], "class %s cannot be its own parent",
 				  cid(c->classid, a));
@@ -357,7 +383,7 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 	if (d->errors)
 		goto out;
 
-	cfg->major = ps->major;
+	cfg->major = nmajors == 1 ? ids[0].classid >> 16 : 0;
 	cfg->dev = ps->dev;
 	cfg->nclasses = n;
 	cfg->classes = calloc(n, sizeof(*cfg->classes));
@@ -377,10 +403,17 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 	for (__u32 i = 0; i < n; i++)
 		cfg->by_classid[i] = ps->cls[ids[i].raw].final;
 
-	/* the default class */
-	if (ps->dev.default_classid) {
-		__u32 r = resolve_ref(ps, ids, ps->dev.default_classid,
-				      ps->dev_key_line[DK_DEFAULT], "default class", "");
+	/* the default class: a bare minor only when the major is unambiguous */
+	if (ps->dev.default_classid && !(ps->dev.default_classid >> 16) && nmajors > 1) {
+		char majors[64];
+
+		sprint_majors(ids, n, majors, sizeof(majors));
+		cfg_error(d, ps->dev_key_line[DK_DEFAULT],
+			  "default '%s' is ambiguous: classes use majors %s; write MAJOR:MINOR",
+			  ps->default_text, majors);
+	} else if (ps->dev.default_classid) {
+		__u32 r = resolve_ref(ps, ids, ps->dev.default_classid, ids[0].classid >> 16,
+				      ps->dev_key_line[DK_DEFAULT], "default class", "", NULL);
 
 		if (r != CONFIG_NO_INDEX) {
 			struct config_class *c = &cfg->classes[ps->cls[r].final];

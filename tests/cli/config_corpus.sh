@@ -181,22 +181,40 @@ else
 	fail json/error-object "exit status $rc, stdout: $(head -c 200 "$tmp/out")"
 fi
 
-# ---- scale: the largest tree one major allows, checked quickly ----
+# ---- scale: 100000 leaves over two majors, checked quickly ----
+# gen-config.sh N: 1 top class, ceil(N/256) inner classes, N leaves with one
+# dst /32 each; ids 1:1 .. 1:ffff then 2:1 ...
 gen=$top/scripts/gen-config.sh
 if [ -x "$gen" ]; then
-	"$gen" 65279 >"$tmp/big.ini"
+	n=100000 classes=$((1 + 391 + 100000))
+	"$gen" $n >"$tmp/big.ini"
 	start=$(date +%s%N)
 	run check config "$tmp/big.ini"
 	ms=$((($(date +%s%N) - start) / 1000000))
 	lines=$(wc -l <"$tmp/out")
 	if [ "$rc" != 0 ]; then
-		fail scale/65535-classes "exit status $rc: $(head -n 3 "$tmp/err" | tr '\n' '|')"
-	elif [ "$lines" != $((1 + 65535 + 65279)) ]; then
-		fail scale/65535-classes "printed $lines lines"
+		fail scale/100k-classes-text "exit status $rc: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+	elif [ "$lines" != $((1 + classes + n)) ]; then
+		fail scale/100k-classes-text "printed $lines lines"
+	elif ! grep -q '^    class 2:8829 parent 1:188 ' "$tmp/out"; then
+		fail scale/100k-classes-text "no leaf 2:8829 under 1:188"
 	elif [ "$ms" -gt 5000 ]; then
-		fail scale/65535-classes "took ${ms} ms (limit 5000)"
+		fail scale/100k-classes-text "took ${ms} ms (limit 5000)"
 	else
-		pass "scale/65535-classes"
+		pass scale/100k-classes-text
+	fi
+	start=$(date +%s%N)
+	run -j check config "$tmp/big.ini"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	if [ "$rc" != 0 ]; then
+		fail scale/100k-classes-json "exit status $rc: $(head -n 3 "$tmp/err" | tr '\n' '|')"
+	elif [ "$ms" -gt 5000 ]; then
+		fail scale/100k-classes-json "took ${ms} ms (limit 5000)"
+	elif [ "$(jq -r '"\(.classes | length) \(.device.default) \(.classes[-1].classid) \(.classes[-1].matches[0].prefix)"' "$tmp/out")" != \
+		"$classes 2:8829 2:8829 198.19.134.160/32" ]; then
+		fail scale/100k-classes-json "unexpected document: $(head -c 200 "$tmp/out")"
+	else
+		pass scale/100k-classes-json
 	fi
 fi
 exit 0

@@ -433,3 +433,135 @@ Test(warnings, oversubscribed_parent)
 	config_free(&cfg);
 	free(diag);
 }
+
+/* ---- class ids with several majors (docs/config.md) ---- */
+
+Test(majors, several_majors_one_tree)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	/* 1:10 and 2:10 are different classes; a bare parent minor takes the
+	 * major of its own class */
+	parse_ok("[device]\ndefault = 2:20\n"
+		 "[class 1:1]\nrate = 10mbit\n"
+		 "[class 1:10]\nparent = 1:1\nrate = 1mbit\n"
+		 "[class 2:10]\nparent = 1:1\nrate = 1mbit\n"
+		 "[class 2:20]\nparent = 10\nrate = 1mbit\n"
+		 "[class fffe:ffff]\nparent = 1:10\nrate = 1mbit\n", &cfg);
+	cr_assert_eq(cfg.nclasses, 5);
+	cr_assert_eq(cfg.major, 0);		/* several */
+	c = cls(&cfg, 0x20020);
+	cr_assert_eq(cfg.classes[c->parent].classid, 0x20010);
+	cr_assert_eq(c->depth, 3);
+	cr_assert_eq(cfg.classes[cls(&cfg, 0xfffeffff)->parent].classid, 0x10010);
+	cr_assert_eq(cfg.dev.default_classid, 0x20020);
+	cr_assert_eq(cfg.dev.default_idx, (__u32)(c - cfg.classes));
+	cr_assert_eq(config_find_class(&cfg, 0x10020), -1);
+	cr_assert_eq(config_find_class(&cfg, 0x30010), -1);
+	/* preorder as ever: 1:1, 1:10, fffe:ffff, 2:10, 2:20 */
+	cr_assert_eq(cfg.classes[2].classid, 0xfffeffff);
+	cr_assert_eq(cfg.classes[4].classid, 0x20020);
+	config_free(&cfg);
+}
+
+Test(majors, bare_default_with_one_major)
+{
+	struct htb_config cfg;
+
+	parse_ok("[device]\ndefault = b\n[class 5:a]\nrate = 8mbit\n"
+		 "[class 5:b]\nparent = a\nrate = 1mbit\n", &cfg);
+	cr_assert_eq(cfg.major, 5);
+	cr_assert_eq(cfg.dev.default_classid, 0x5000b);
+	cr_assert_eq(cfg.classes[cls(&cfg, 0x5000b)->parent].classid, 0x5000a);
+	config_free(&cfg);
+}
+
+Test(majors, bare_default_ambiguous)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	cr_assert_eq(parse("[device]\ndefault = 30\n[class 1:30]\nrate = 1mbit\n"
+			   "[class 2:30]\nrate = 1mbit\n", &cfg, &diag), -1);
+	cr_assert_str_eq(diag, "t.ini:2: default '30' is ambiguous: classes use majors 1 and 2; "
+			 "write MAJOR:MINOR\n");
+	free(diag);
+	diag = NULL;
+	cr_assert_eq(parse("[device]\ndefault = 030\n[class 1:30]\nrate = 1mbit\n"
+			   "[class 2:30]\nrate = 1mbit\n[class 3:30]\nrate = 1mbit\n"
+			   "[class 4:30]\nrate = 1mbit\n[class 5:30]\nrate = 1mbit\n", &cfg, &diag), -1);
+	cr_assert_not_null(strstr(diag, "default '030' is ambiguous: classes use majors 1, 2, 3 "
+				  "and 2 more; write MAJOR:MINOR"), "%s", diag);
+	free(diag);
+}
+
+Test(majors, bare_parent_stays_in_its_major)
+{
+	struct htb_config cfg;
+	char *diag = NULL;
+
+	cr_assert_eq(parse("[class 1:1]\nrate = 1mbit\n[class 2:10]\nparent = 1\nrate = 1mbit\n",
+			   &cfg, &diag), -1);
+	cr_assert_str_eq(diag, "t.ini:4: parent 2:1 of class 2:10 does not exist "
+			 "(a bare minor takes the major of its class)\n");
+	free(diag);
+}
+
+/* n classes: 1:1 on top, the others its children, ids counting up through
+ * the majors (1:2 .. 1:ffff, 2:1 ..). Caller frees. */
+static char *many_classes(__u32 n, size_t *len)
+{
+	char *text = NULL;
+	FILE *f = open_memstream(&text, len);
+
+	cr_assert_not_null(f);
+	fputs("[class 1:1]\nrate = 100gbit\n", f);
+	for (__u32 k = 1; k < n; k++)
+		fprintf(f, "[class %x:%x]\nparent = 1:1\nrate = 8kbit\nquantum = 1000\n",
+			1 + k / 65535, 1 + k % 65535);
+	fclose(f);
+	return text;
+}
+
+Test(majors, beyond_one_major)
+{
+	struct htb_config cfg;
+	size_t len;
+	char *text = many_classes(100000, &len), *diag = NULL;
+	FILE *f = open_memstream(&diag, &(size_t){ 0 });
+
+	cr_assert_eq(config_parse_string(text, len, "t.ini", &cfg, f), 0);
+	fclose(f);
+	cr_assert_eq(cfg.nclasses, 100000);
+	cr_assert_eq(cfg.major, 0);
+	cr_assert_eq(cfg.classes[0].nchildren, 99999);
+	cr_assert_eq(cfg.classes[65534].classid, 0x1ffff);
+	cr_assert_eq(cfg.classes[65535].classid, 0x20001);
+	cr_assert_eq(config_find_class(&cfg, 0x20001), 65535);
+	cr_assert_eq(config_find_class(&cfg, 0x20000 | (1 + 99999 % 65535)), 99999);
+	config_free(&cfg);
+	free(text);
+	free(diag);
+}
+
+Test(majors, too_many_classes, .timeout = 60)
+{
+	struct htb_config cfg;
+	size_t len;
+	char *text = many_classes(CONFIG_MAX_CLASSES + 2, &len), *diag = NULL;
+	FILE *f = open_memstream(&diag, &(size_t){ 0 });
+	const char *p;
+	int n = 0;
+
+	cr_assert_eq(config_parse_string(text, len, "t.ini", &cfg, f), -1);
+	fclose(f);
+	for (p = diag; (p = strstr(p, "too many classes")); p++)
+		n++;
+	cr_assert_eq(n, 1, "%s", diag);		/* once */
+	cr_assert_not_null(strstr(diag, "t.ini:4194303: too many classes: a config holds at most 1048576\n"),
+			   "%.300s", diag);
+	cr_assert_eq(cfg.nclasses, 0);
+	free(text);
+	free(diag);
+}
