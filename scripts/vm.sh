@@ -17,6 +17,8 @@
 #   VM_ENV="A B"        host variables to pass into the command's environment
 #                       (CI, OUTPUT and V are always passed when set)
 #   VM_KEEP=1           keep the run's temp dir (console log) for debugging
+#   VM_DEBUG=1          full kernel console (in the console log), init traces
+#   VM_APPEND="..."     extra kernel command line
 #
 # Exit status of run: COMMAND's, or 125 when the VM could not boot or run it,
 # 124 on timeout. Cache: .vm-cache/<package>_<version>/ at the repo top
@@ -39,26 +41,35 @@ die() { echo "vm.sh: $*" >&2; exit 125; }
 log() { echo "vm.sh: $*" >&2; }
 
 # ---------------------------------------------------------------- cache
-# Versioned package that linux-image-amd64 depends on, and its version.
+# Versioned package that linux-image-amd64 depends on, and its version. The
+# answer is remembered until apt's package lists change (apt-cache takes
+# about a second).
+apt_key() { stat -c %Y /var/lib/apt/lists 2>/dev/null || echo none; }
+ask_apt() {
+	apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+		sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*\) (= \([^)]*\)).*/\1 \2/p' | head -1
+}
 resolve_kernel() {
-	local dep
-	dep=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
-	if [ -z "$dep" ]; then
+	local memo=$cache/resolved key k ans d
+	key=$(apt_key)
+	if [ -f "$memo" ] && read -r k kpkg kpkgver <"$memo" && [ "$k" = "$key" ] &&
+		[ -n "${kpkgver:-}" ] && [ -f "$cache/${kpkg}_$kpkgver/ready" ]; then
+		kdir=$cache/${kpkg}_$kpkgver
+		return 0
+	fi
+	ans=$(ask_apt)
+	if [ -z "$ans" ]; then
 		log "apt-cache knows no linux-image-amd64; running apt-get update"
 		apt-get update -qq >&2 || true
-		dep=$(apt-cache depends linux-image-amd64 2>/dev/null |
-			sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -1)
+		key=$(apt_key)
+		ans=$(ask_apt)
 	fi
-	if [ -n "$dep" ]; then
-		kpkg=$dep
-		kpkgver=$(apt-cache show --no-all-versions "$dep" 2>/dev/null |
-			sed -n 's/^Version: //p' | head -1)
-	fi
-	if [ -z "${kpkgver:-}" ]; then
+	if [ -n "$ans" ]; then
+		read -r kpkg kpkgver <<<"$ans"
+		echo "$key $kpkg $kpkgver" >"$memo"
+	else
 		# Offline: fall back to what is cached already.
-		local d
-		d=$(ls -d "$cache"/linux-image-*_*/ 2>/dev/null | sort -V | tail -1)
+		d=$(ls -d "$cache"/linux-image-*_*/ 2>/dev/null | sort -V | tail -1) || true
 		[ -n "$d" ] && [ -f "$d/ready" ] ||
 			die "cannot resolve linux-image-amd64 with apt-cache and nothing is cached"
 		d=$(basename "$d")
@@ -209,33 +220,51 @@ initramfs_stamp() {
 	  stat -c %s /bin/busybox; } | md5sum | cut -d' ' -f1
 }
 
+download_kernel() {	# $kpkg $kpkgver -> $kdir with tree/, vmlinux, kver, ready
+	local kver d
+	log "fetching $kpkg $kpkgver (once; cached in ${kdir#$top/})"
+	rm -rf "$kdir"
+	mkdir -p "$kdir/dl"
+	if ! (cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >"$kdir/dl.log" 2>&1); then
+		log "apt-get download $kpkg=$kpkgver failed:"
+		grep -v '^W: Download is performed unsandboxed' "$kdir/dl.log" | tail -5 >&2
+		rm -rf "$kdir"
+		return 1
+	fi
+	dpkg-deb -x "$kdir"/dl/*.deb "$kdir/tree"
+	rm -rf "$kdir/dl" "$kdir/dl.log"
+	kver=$(ls "$kdir/tree/lib/modules" | head -1)
+	[ -n "$kver" ] && [ -f "$kdir/tree/boot/vmlinuz-$kver" ] ||
+		die "$kpkg has no vmlinuz/modules"
+	depmod -b "$kdir/tree" "$kver"
+	extract_vmlinux "$kver"
+	echo "$kver" >"$kdir/kver"
+	touch "$kdir/ready"
+	# Older kernels' caches are dead weight (hundreds of MB each).
+	for d in "$cache"/linux-image-*_*/; do
+		[ "${d%/}" = "$kdir" ] || rm -rf "$d"
+	done
+}
+
 fetch() {
 	mkdir -p "$cache"
 	exec 9>"$cache/lock"
 	flock 9
 	resolve_kernel
 	local kver stamp
-	if [ ! -f "$kdir/ready" ]; then
-		log "fetching $kpkg $kpkgver (once; cached in ${kdir#$top/})"
-		rm -rf "$kdir"
-		mkdir -p "$kdir/dl"
-		(cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >/dev/null 2>&1) ||
-			(cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >&2) ||
-			die "apt-get download $kpkg=$kpkgver failed"
-		dpkg-deb -x "$kdir"/dl/*.deb "$kdir/tree"
-		rm -rf "$kdir/dl"
-		kver=$(ls "$kdir/tree/lib/modules" | head -1)
-		[ -n "$kver" ] && [ -f "$kdir/tree/boot/vmlinuz-$kver" ] ||
-			die "$kpkg has no vmlinuz/modules"
-		depmod -b "$kdir/tree" "$kver"
-		extract_vmlinux "$kver"
-		echo "$kver" >"$kdir/kver"
-		touch "$kdir/ready"
-		# Older kernels' caches are dead weight (hundreds of MB each).
-		local d
-		for d in "$cache"/linux-image-*_*/; do
-			[ "${d%/}" = "$kdir" ] || rm -rf "$d"
-		done
+	if [ ! -f "$kdir/ready" ] && ! download_kernel; then
+		# The mirror may have moved on since apt's lists were fetched.
+		log "retrying after apt-get update"
+		apt-get update -qq >&2 || true
+		rm -f "$cache/resolved"
+		resolve_kernel
+		if [ ! -f "$kdir/ready" ] && ! download_kernel; then
+			local d
+			d=$(ls -d "$cache"/linux-image-*_*/ready 2>/dev/null | sort -V | tail -1) || true
+			[ -n "$d" ] || die "cannot download $kpkg=$kpkgver and nothing is cached"
+			kdir=$(dirname "$d")
+			log "cannot download $kpkg=$kpkgver; using the cached $(basename "$kdir")"
+		fi
 	fi
 	kver=$(cat "$kdir/kver")
 	stamp=$(initramfs_stamp)
@@ -255,16 +284,17 @@ write_stage2() {	# rundir interactive
 	local run=$1 interactive=$2 v
 	{
 		echo 'set -u'
-		printf 'run=%q top=%q interactive=%q\n' "$run" "$top" "$interactive"
+		printf 'run=%q top=%q interactive=%q modroot=%q\n' "$run" "$top" "$interactive" "$kdir/tree"
 		cat <<'EOF'
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-export HOME=/root LANG=C.UTF-8 VM_GUEST=1
+export HOME=/root LANG=C.UTF-8 VM_GUEST=1 VM_MODROOT=$modroot
 unset TERM
 [ "$interactive" = 1 ] && export TERM=linux
 . "$run/env"
 cd "$top" || { echo "vm.sh: guest: no $top" >/dev/console; exit 1; }
 if [ "$interactive" = 1 ]; then
-	setsid -c bash -i </dev/console >/dev/console 2>&1
+	# --norc: a login's rc files (pyenv and the like) take minutes here.
+	PS1='vm:\w# ' setsid -c bash --norc -i </dev/console >/dev/console 2>&1
 	echo $? >"$run/rc"
 else
 	bash -c "$(<"$run/cmd")" vm.sh </dev/null >"$run/out" 2>&1
@@ -288,9 +318,10 @@ qemu_args() {	# rundir interactive
 		if [ -n "${VM_DEBUG:-}" ]; then
 			append+=" ignore_loglevel vmdebug=1"
 		else
-			append+=" quiet loglevel=0"
+			append+=" quiet loglevel=4"
 		fi
 	fi
+	append+="${VM_APPEND:+ $VM_APPEND}"
 	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu max
 		-smp "$VM_SMP" -m "$VM_MEM" -nographic -nodefaults -no-reboot -nic none
 		-kernel "$kernel" -initrd "$initrd" -append "$append"
@@ -309,14 +340,16 @@ run_vm() {	# interactive command
 	qpid= tpid=
 	run=$(mktemp -d "$cache/run.XXXXXX")
 	trap cleanup EXIT
-	trap 'exit 130' INT TERM HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
 	printf '%s\n' "$cmd" >"$run/cmd"
 	write_stage2 "$run" "$interactive"
 	qemu_args "$run" "$interactive"
 	: >"$run/out"
+	rc=0
 	if [ "$interactive" = 1 ]; then
-		timeout --foreground "$VM_TIMEOUT" "${qargs[@]}" &
-		qpid=$!
+		# In the foreground: qemu owns the terminal (Ctrl-A x quits).
+		timeout --foreground "$VM_TIMEOUT" "${qargs[@]}" || rc=$?
 	else
 		timeout -k 10 "$VM_TIMEOUT" "${qargs[@]}" </dev/null >"$run/qemu.log" 2>&1 &
 		qpid=$!
@@ -324,12 +357,11 @@ run_vm() {	# interactive command
 		# stops once qemu has exited.
 		tail -n +1 -s 0.2 -f --pid="$qpid" "$run/out" &
 		tpid=$!
+		wait "$qpid" || rc=$?
+		qpid=
+		wait "$tpid" || true
+		tpid=
 	fi
-	rc=0
-	wait "$qpid" || rc=$?
-	qpid=
-	[ -z "$tpid" ] || wait "$tpid" || true
-	tpid=
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		log "TIMEOUT: the VM ran longer than VM_TIMEOUT=${VM_TIMEOUT}s; qemu killed"
 		tail_console "$run"
@@ -359,7 +391,7 @@ cleanup() {	# keeps the exit status
 tail_console() {
 	[ -s "$1/console.log" ] || return 0
 	log "last lines of the guest console:"
-	tail -40 "$1/console.log" | tr -d '\r' | sed 's/^/    /' >&2
+	tail -40 "$1/console.log" | tr -d '\r' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^/    /' >&2
 }
 
 case ${1:-} in
