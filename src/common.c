@@ -2,7 +2,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <json-c/json.h>
 
 #include "common.h"
 
@@ -15,11 +14,15 @@ static void vmsg(const struct ctx *ctx, const char *level, bool json_too,
 	fprintf(stderr, "%s: %s%s\n", ctx && ctx->prog ? ctx->prog : "htbctl",
 		level, buf);
 	if (json_too && ctx && ctx->json) {
-		json_object *o = json_object_new_object();
+		/* {"error":"..."} on one line of stdout, for scripts */
+		struct printer p;
 
-		json_object_object_add(o, "error", json_object_new_string(buf));
-		printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-		json_object_put(o);
+		printer_init(&p, true, stdout);
+		p.compact = true;
+		print_open_object(&p, NULL);
+		print_string(&p, "error", NULL, buf);
+		print_close_object(&p);
+		printer_finish(&p);
 	}
 }
 
