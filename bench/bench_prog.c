@@ -9,8 +9,9 @@
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
  *   on one CPU; the kernel reports the mean ns per run. The classes touched
- *   stay in cache. Minimum of --trials calls (other load on a shared
- *   machine only adds time).
+ *   stay in cache. All cases of a table are run round-robin --trials times
+ *   and each keeps its minimum (other load on a shared machine only adds
+ *   time; interleaving gives every case the same quiet moments).
  * - "spread": many test_run calls with repeat 1, each to a random leaf;
  *   mean of the kernel-reported times (they include ~2 clock reads per
  *   run, for both programs alike): the cache misses of large trees.
@@ -40,39 +41,41 @@
 
 #define TBIT	(1000ull * PU_GBIT(1))
 
-static int trials = 15;
-static __u32 repeat = 500000;
+static int trials = 40;
+static __u32 repeat = 100000;
 static __u32 max_classes = 1000000;
 static const char *nolock_obj;
 
-static int cmp_u32(const void *a, const void *b)
+/*
+ * A case: a loaded program and the packet to run. All cases of a table are
+ * measured together, round-robin, trials times, and each keeps its
+ * minimum: on a shared machine other load only ever adds time, and
+ * interleaving exposes every case to the same quiet moments.
+ */
+struct bcase {
+	int prog;
+	struct run_in in;
+	double min;
+};
+
+static void measure(struct bcase *c, int n, const struct pkt *p)
 {
-	__u32 x = *(const __u32 *)a, y = *(const __u32 *)b;
+	for (int i = 0; i < n; i++)
+		c[i].min = 1e18;
+	for (int t = 0; t < trials; t++)
+		for (int i = 0; i < n; i++) {
+			struct fx f = { .prog = c[i].prog };
+			struct run_in in = c[i].in;
+			struct run_out o = { .retval = -1 };
 
-	return x < y ? -1 : x > y;
-}
-
-/* Minimum of trials hot runs, ns per packet: the machine may be shared,
- * and other load only ever adds time. */
-static double hot(int prog, const struct pkt *p, const struct run_in *in0)
-{
-	struct run_in in = *in0;
-	__u32 d[64];
-	int n = trials < 64 ? trials : 64;
-
-	in.repeat = repeat;
-	for (int i = 0; i < n; i++) {
-		struct fx f = { .prog = prog };
-		struct run_out o = { .retval = -1 };
-
-		if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
-			fprintf(stderr, "bench: test_run failed (retval %d)\n", o.retval);
-			exit(1);
+			in.repeat = repeat;
+			if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
+				fprintf(stderr, "bench: test_run failed (retval %d)\n", o.retval);
+				exit(1);
+			}
+			if (o.duration < c[i].min)
+				c[i].min = o.duration;
 		}
-		d[i] = o.duration;
-	}
-	qsort(d, n, sizeof(d[0]), cmp_u32);
-	return d[0];
 }
 
 /* Mean over calls of repeat 1, each to a random key from keys[0..nkeys). */
@@ -189,15 +192,6 @@ static __u32 tree3(struct fx *f, __u32 n, int borrow, __u32 *first_leaf)
 	return n - inner - 1;
 }
 
-static double hot_leaf(struct fx *f, __u32 leaf)
-{
-	struct run_in in = { .priority = PU_CLASSID(leaf) };
-	struct pkt p;
-
-	pkt_udp4(&p, 1000);
-	return hot(f->prog, &p, &in);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -207,15 +201,18 @@ int main(int argc, char **argv)
 		{ "max-classes", required_argument, NULL, 'm' },
 		{ 0 },
 	};
-	static const int depths[] = { 1, 2, 3, 4, 8 };
+	enum { ND = 5 };
+	static const int depths[ND] = { 1, 2, 3, 4, 8 };
 	static const __u32 sizes[] = { 10, 10000, 1000000 };
-	double base_hot, own[5], borrow[5], nl_own[5] = { 0 }, nl_borrow[5] = { 0 };
+	/* [depth][own, borrow][locked, no-lock] */
+	static struct fx fd[ND][2][2];
+	struct bcase cs[2 + ND * 4];
+	struct fx f0, f1;
 	struct baseline b;
-	struct run_in in = { .priority = PU_CLASSID(0) };
+	double base;
 	struct pkt p;
 	cpu_set_t set;
-	struct fx f;
-	int c;
+	int c, n = 0, variants;
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -231,142 +228,153 @@ int main(int argc, char **argv)
 	}
 	if (trials < 1)
 		trials = 1;
+	variants = nolock_obj ? 2 : 1;
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	sched_setaffinity(0, sizeof(set), &set);
 	libbpf_set_print(NULL);
-	srand(1);
 	pkt_udp4(&p, 1000);
 
 	printf("htbctl egress program: cost per packet via BPF_PROG_TEST_RUN\n");
 	printf("(1000-byte UDP packet, real clock, 1 Tbit/s rates so nothing queues;\n"
-	       " hot = minimum of %d runs of repeat %u on CPU 0; see bench/bench_prog.c)\n\n",
-	       trials, repeat);
+	       " each figure: minimum of %d runs of repeat %u on CPU 0, all cases of a\n"
+	       " table interleaved; see bench/bench_prog.c)\n\n", trials, repeat);
 
+	/* table 1: baseline, fixed overhead, depth x {own, borrow} x {lock, no-lock} */
 	baseline_open(&b, 10);
-	base_hot = hot(b.prog, &p, &in);
-	printf("baseline (edt_baseline: hash lookup, division, stamp): %.1f ns\n", base_hot);
-	die_err(fx_open(&f, 16), "load htbctl (root?)");
-	chain(&f, 1, 0);
-	{
-		/* a classid that is no class: one cls_prio miss, no default */
-		struct run_in miss = { .priority = PU_CLASSID(9) };
-		double fixed = hot(f.prog, &p, &miss);
+	cs[n++] = (struct bcase){ .prog = b.prog, .in = { .priority = PU_CLASSID(0) } };
+	die_err(fx_open(&f0, 16), "load htbctl (root?)");
+	chain(&f0, 1, 0);
+	/* a classid that is no class: one cls_prio miss, no default */
+	cs[n++] = (struct bcase){ .prog = f0.prog, .in = { .priority = PU_CLASSID(9) } };
+	for (int i = 0; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++)
+			for (int v = 0; v < variants; v++) {
+				struct fx *f = &fd[i][mode][v];
 
-		printf("htbctl without scheduling (cls_prio miss, no default): %.1f ns, %.2fx\n\n",
-		       fixed, fixed / base_hot);
-	}
-	fx_close(&f);
-
+				if (v == 0)
+					die_err(fx_open(f, 16), "load htbctl");
+				else
+					die_err(fx_open_file(f, nolock_obj, 16, 32),
+						"load no-lock object");
+				chain(f, depths[i], mode);
+				cs[n++] = (struct bcase){ .prog = f->prog,
+					.in = { .priority = PU_CLASSID(depths[i] - 1) } };
+			}
+	measure(cs, n, &p);
+	base = cs[0].min;
+	printf("baseline (edt_baseline: hash lookup, division, stamp): %.1f ns\n", base);
+	printf("htbctl without scheduling (cls_prio miss, no default): %.1f ns, %.2fx\n\n",
+	       cs[1].min, cs[1].min / base);
 	printf("%-30s %10s %8s", "hierarchy depth (10 slots)", "ns/pkt", "ratio");
 	if (nolock_obj)
 		printf(" %12s %10s", "no-lock ns", "lock ns");
 	printf("\n");
-	for (int i = 0; i < 5; i++) {
-		for (int mode = 0; mode < 2; mode++) {
-			double *out = mode ? borrow : own, *nl = mode ? nl_borrow : nl_own;
-			char name[64];
+	{
+		double own1 = 0, own8 = 0, bor1 = 0, bor8 = 0;
 
-			die_err(fx_open(&f, 16), "load htbctl (root?)");
-			chain(&f, depths[i], mode);
-			out[i] = hot_leaf(&f, depths[i] - 1);
-			fx_close(&f);
-			if (nolock_obj) {
-				die_err(fx_open_file(&f, nolock_obj, 16, 32), "load no-lock object");
-				chain(&f, depths[i], mode);
-				nl[i] = hot_leaf(&f, depths[i] - 1);
-				fx_close(&f);
+		for (int i = 0, k = 2; i < ND; i++)
+			for (int mode = 0; mode < 2; mode++, k += variants) {
+				double lk = cs[k].min, nl = nolock_obj ? cs[k + 1].min : 0;
+				char name[64];
+
+				snprintf(name, sizeof(name), "depth %d, %s", depths[i],
+					 mode ? "borrow from top" : "leaf within rate");
+				printf("%-30s %10.1f %7.2fx", name, lk, lk / base);
+				if (nolock_obj)
+					printf(" %12.1f %10.1f", nl, (lk - nl) / depths[i]);
+				printf("\n");
+				if (i == 0)
+					*(mode ? &bor1 : &own1) = lk;
+				if (i == ND - 1)
+					*(mode ? &bor8 : &own8) = lk;
 			}
-			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
-				 mode ? "borrow from top" : "leaf within rate");
-			printf("%-30s %10.1f %7.2fx", name, out[i], out[i] / base_hot);
-			if (nolock_obj)
-				printf(" %12.1f %10.1f", nl[i], (out[i] - nl[i]) / depths[i]);
-			printf("\n");
-		}
+		if (nolock_obj)
+			printf("(lock ns: (locked - no-lock) / classes on the path: one "
+			       "uncontended bpf_spin_lock/unlock pair)\n");
+		printf("per extra level: %.1f ns leaf within rate, %.1f ns borrowing "
+		       "(depth 1 -> 8)\n", (own8 - own1) / 7, (bor8 - bor1) / 7);
 	}
-	if (nolock_obj)
-		printf("(lock ns: (locked - no-lock) / classes on the path: one "
-		       "uncontended bpf_spin_lock/unlock pair)\n");
-	printf("per extra level: %.1f ns leaf within rate, %.1f ns borrowing "
-	       "(depth 1 -> 8)\n", (own[4] - own[0]) / 7, (borrow[4] - borrow[0]) / 7);
+	for (int i = 0; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++)
+			for (int v = 0; v < variants; v++)
+				fx_close(&fd[i][mode][v]);
 
+	/* classification worst case: every classifier probed, all miss */
+	f0.treeconf.skip = 0;
+	die_err(fx_put_tree(&f0), "tree_conf");
+	n = 0;
+	cs[n++] = (struct bcase){ .prog = b.prog, .in = { .priority = PU_CLASSID(0) } };
+	cs[n++] = (struct bcase){ .prog = f0.prog, .in = { .priority = 0 } };
+	measure(cs, n, &p);
+	printf("%-30s %10.1f %7.2fx  (prio, mark, 2 LPM, 4 port, cgroup lookups)\n",
+	       "unclassified, all maps probed", cs[1].min, cs[1].min / cs[0].min);
+	fx_close(&f0);
+
+	/* table 2: tree size, depth 3 */
 	printf("\n%-30s %10s %8s %12s %8s\n", "classes (depth 3)", "hot ns", "ratio",
 	       "spread ns", "ratio");
 	for (int s = 0; s < 3; s++) {
-		__u32 n = sizes[s], first, nleaves, *prio;
-		double h[2], sp, bsp;
+		__u32 sz = sizes[s], first, nleaves, *prio;
+		struct baseline bb;
+		double sp, bsp;
 		long calls = 200000;
+		char name[64];
 
-		if (n > max_classes)
+		if (sz > max_classes)
 			continue;
-		for (int mode = 0; mode < 2; mode++) {
-			die_err(fx_open(&f, n), "load htbctl");
-			nleaves = tree3(&f, n, mode, &first);
-			h[mode] = hot_leaf(&f, first + nleaves - 1);
-			if (mode == 1) {
-				struct baseline bb;
-
-				prio = calloc(nleaves, sizeof(*prio));
-				for (__u32 i = 0; i < nleaves; i++)
-					prio[i] = PU_CLASSID(first + i);
-				sp = spread(f.prog, &p, prio, nleaves, calls);
-				baseline_open(&bb, n);
-				for (__u32 i = 0; i < nleaves; i++)
-					prio[i] = PU_CLASSID(first + i);
-				bsp = spread(bb.prog, &p, prio, nleaves, calls);
-				edt_baseline_bpf__destroy(bb.skel);
-				free(prio);
-			}
-			fx_close(&f);
-		}
-		{
-			char name[64];
-
-			snprintf(name, sizeof(name), "%u, leaf within rate", n);
-			printf("%-30s %10.1f %7.2fx\n", name, h[0], h[0] / base_hot);
-			snprintf(name, sizeof(name), "%u, borrow from top", n);
-			printf("%-30s %10.1f %7.2fx %12.1f %7.2fx  (baseline spread %.1f ns)\n",
-			       name, h[1], h[1] / base_hot, sp, sp / bsp, bsp);
-		}
+		die_err(fx_open(&f0, sz), "load htbctl");
+		tree3(&f0, sz, 0, &first);
+		die_err(fx_open(&f1, sz), "load htbctl");
+		nleaves = tree3(&f1, sz, 1, &first);
+		baseline_open(&bb, sz);
+		n = 0;
+		cs[n++] = (struct bcase){ .prog = bb.prog, .in = { .priority = PU_CLASSID(first) } };
+		cs[n++] = (struct bcase){ .prog = f0.prog,
+			.in = { .priority = PU_CLASSID(first + nleaves - 1) } };
+		cs[n++] = (struct bcase){ .prog = f1.prog,
+			.in = { .priority = PU_CLASSID(first + nleaves - 1) } };
+		measure(cs, n, &p);
+		prio = calloc(nleaves, sizeof(*prio));
+		for (__u32 i = 0; i < nleaves; i++)
+			prio[i] = PU_CLASSID(first + i);
+		srand(2);
+		sp = spread(f1.prog, &p, prio, nleaves, calls);
+		srand(2);
+		bsp = spread(bb.prog, &p, prio, nleaves, calls);
+		free(prio);
+		snprintf(name, sizeof(name), "%u, leaf within rate", sz);
+		printf("%-30s %10.1f %7.2fx\n", name, cs[1].min, cs[1].min / cs[0].min);
+		snprintf(name, sizeof(name), "%u, borrow from top", sz);
+		printf("%-30s %10.1f %7.2fx %12.1f %7.2fx  (baseline: hot %.1f, spread %.1f)\n",
+		       name, cs[2].min, cs[2].min / cs[0].min, sp, sp / bsp, cs[0].min, bsp);
+		edt_baseline_bpf__destroy(bb.skel);
+		fx_close(&f0);
+		fx_close(&f1);
 	}
-
-	/* classification worst case: every classifier probed, all miss */
-	die_err(fx_open(&f, 16), "load htbctl");
-	chain(&f, 1, 0);
-	f.treeconf.skip = 0;
-	die_err(fx_put_tree(&f), "tree_conf");
-	{
-		struct run_in un = { .priority = 0 };
-		double u = hot(f.prog, &p, &un);
-
-		printf("\n%-30s %10.1f %7.2fx  (prio, mark, 2 LPM, 4 port, cgroup lookups)\n",
-		       "unclassified, all maps probed", u, u / base_hot);
-	}
-	fx_close(&f);
 
 	if (nolock_obj && libbpf_num_possible_cpus() >= 2) {
 		struct pu_2cpu r;
-		const long n = 1000000;
+		const long np = 1000000;
 
-		printf("\ntwo CPUs, %ld packets each to sibling leaves (shared parent and root):\n", n);
+		printf("\ntwo CPUs, %ld packets each to sibling leaves (shared parent and root):\n", np);
 		for (int v = 0; v < 2; v++) {
 			struct timespec t0, t1;
 			double wall;
 
 			if (v == 0)
-				die_err(fx_open(&f, 16), "load htbctl");
+				die_err(fx_open(&f0, 16), "load htbctl");
 			else
-				die_err(fx_open_file(&f, nolock_obj, 16, 32), "load no-lock object");
+				die_err(fx_open_file(&f0, nolock_obj, 16, 32), "load no-lock object");
 			clock_gettime(CLOCK_MONOTONIC, &t0);
-			die_err(pu_two_cpus(&f, n, &r), "two CPUs");
+			die_err(pu_two_cpus(&f0, np, &r), "two CPUs");
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			wall = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 			printf("  %-8s parent lost %lld bytes, root lost %lld bytes, worst token "
 			       "error %.0f ns; %.0f ns/packet per CPU (wall)\n",
 			       v ? "no-lock" : "locked", r.lost_parent, r.lost_root,
-			       r.worst_ns, wall / n);
-			fx_close(&f);
+			       r.worst_ns, wall / np);
+			fx_close(&f0);
 		}
 	}
 	edt_baseline_bpf__destroy(b.skel);

@@ -26,7 +26,7 @@
  * backlogged 100 ms ahead charges its parent at now+100ms, applying the
  * parent's buffer cap 100 ms in the future, so the parent's idle capacity
  * before that frontier is thrown away and every sibling that borrows has
- * to queue behind it. Measured (bench/model_compare.c, seed 003's tree,
+ * to queue behind it. Measured (tests/unit/test_sched.c, seed 003's tree,
  * B backlogged, A and C offering 400 Mbit/s, parent 10% idle): C's
  * borrowed packets waited 99.9 ms on average, right at the 100 ms limit,
  * against 0 ms here. Instead a charge is applied at now, the clock when
