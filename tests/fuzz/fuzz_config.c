@@ -29,7 +29,7 @@ static void check_invariants(const struct htb_config *cfg)
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *c = &cfg->classes[i];
 
-		CHECK(c->classid >> 16 == cfg->major);
+		CHECK(!cfg->major || c->classid >> 16 == cfg->major);
 		CHECK(config_find_class(cfg, c->classid) == (int)i);
 		CHECK(c->depth >= 1 && c->depth <= HTB_MAX_DEPTH);
 		CHECK(c->path[0] == i);

@@ -123,7 +123,9 @@ compare_shapers() {
 	else
 		echo "kernel HTB setup failed" >&2
 	fi
-	join -a1 -e 0 -o 0,1.2,2.2,1.3,2.3 <(sort "$a") <(sort "$b")
+	# files, not <(...): the VM's /dev has no /dev/fd
+	sort -o "$a" "$a"; sort -o "$b" "$b"
+	join -a1 -e 0 -o 0,1.2,2.2,1.3,2.3 "$a" "$b"
 	rm -f "$a" "$b"
 }
 
