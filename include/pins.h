@@ -61,6 +61,7 @@ struct htbctl_meta {
 	__u32 saved_len;
 	__u32 hiwater;		/* slots ever used: class indexes are below it */
 	char config[256];	/* config path as given to the last (re)load */
+	__u64 netns_ino;	/* network namespace of the device (its nsfs inode) */
 };
 
 /* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME". */
@@ -83,7 +84,11 @@ enum pin_state {
 	PINS_NONE = 0,		/* nothing of htbctl for this device */
 	PINS_OK,		/* loaded and attached */
 	PINS_STALE,		/* pins without a working attachment */
+	PINS_FOREIGN,		/* pins of a device in another network namespace */
 };
+
+/* Inode of this process's network namespace (0 if unknown). */
+__u64 netns_ino(void);
 
 /* Looks at IFACE's pin directory and whether the filter it names is
  * attached with the pinned program. m is filled when meta is readable.

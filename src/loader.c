@@ -112,6 +112,9 @@ int loader_attached(const struct ctx *ctx, const char *ifname, const char *what,
 	case PINS_STALE:
 		p_err(ctx, "%s; %s", why, stale_hint(hint, sizeof(hint), ifname));
 		return 0;
+	case PINS_FOREIGN:
+		p_err(ctx, "%s", why);
+		return 0;
 	case PINS_OK:
 		break;
 	}
@@ -375,11 +378,15 @@ static int fill_new(struct htbctl_bpf *skel, const struct plan *p,
 		    const struct htb_config *cfg, __u64 horizon_ns, const char **what)
 {
 	struct htb_runtime rt = { 0 };
-	__u32 n = cfg->nclasses, zero = 0;
+	__u32 n = cfg->nclasses;
 	int rc;
 
+	/* Both generations get the tree, so the first reload, like every
+	 * later one, finds them equal and reads only one (loader_reload.c). */
 	*what = "class_conf";
 	rc = write_conf(skel_map_fd(skel, M_CONF), 0, p->capacity, p->slot, p->conf, n);
+	if (!rc)
+		rc = write_conf(skel_map_fd(skel, M_CONF), 1, p->capacity, p->slot, p->conf, n);
 	if (rc)
 		return rc;
 	*what = "class_state";
@@ -387,8 +394,9 @@ static int fill_new(struct htbctl_bpf *skel, const struct plan *p,
 	if (rc)
 		return rc;
 	*what = "tree_conf";
-	if (bpf_map_update_elem(skel_map_fd(skel, M_TREE), &zero, &p->tree, BPF_ANY))
-		return -errno;
+	for (__u32 gen = 0; gen < 2; gen++)
+		if (bpf_map_update_elem(skel_map_fd(skel, M_TREE), &gen, &p->tree, BPF_ANY))
+			return -errno;
 	for (int c = 0; c < NCLS; c++) {
 		*what = map_names[cls_desc[c].map];
 		rc = kv_update(skel_map_fd(skel, cls_desc[c].map), &p->cls[c],
@@ -447,7 +455,8 @@ static void print_summary(const struct ctx *ctx, const char *verb,
 		print_u64(&p, "fq_orphan_mask", " orphan_mask %llu", m->fq.orphan_mask);
 		print_time(&p, "fq_horizon", " horizon %s", (__u64)m->fq.horizon_us * 1000);
 	} else {
-		print_string(&p, "qdisc", ", %s", "root qdisc left alone (--no-qdisc)");
+		print_string(&p, "qdisc", NULL, "none");
+		print_text(&p, ", root qdisc left alone (--no-qdisc)");
 	}
 	print_u64(&p, "filter_pref", ", filter pref %llu", m->filter_prio);
 	print_u64(&p, "elapsed_us", NULL, (__u64)(ms * 1000));
@@ -503,6 +512,9 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	case PINS_STALE:
 		p_err(ctx, "%s; %s", why, stale_hint(hint, sizeof(hint), o->ifname));
+		goto out;
+	case PINS_FOREIGN:
+		p_err(ctx, "%s", why);
 		goto out;
 	case PINS_NONE:
 		break;
@@ -600,7 +612,9 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	t.m.ntxq = ntxq;
 	snprintf(t.m.leaf_kind, sizeof(t.m.leaf_kind), "%s", leaf_kind);
 	t.m.loaded_at = now_realtime_s();
+	t.m.netns_ino = netns_ino();
 	snprintf(t.m.config, sizeof(t.m.config), "%s", o->config);
+	t.m.flags |= META_F_GENS_SYNCED;
 	if (o->no_qdisc)
 		t.m.flags |= META_F_NO_QDISC;
 	if (test_qdisc)
@@ -773,6 +787,15 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 			/* Another device has the name now: touch only the pins. */
 			ifindex = 0;
 		}
+		break;
+	case PINS_FOREIGN:
+		if (!o->force) {
+			p_err(ctx, "%s; run unload in that namespace, or add --force to "
+			      "remove only the pins (that device stays shaped, unmanaged)",
+			      why);
+			goto out;
+		}
+		ifindex = 0;	/* its device is not ours to touch from here */
 		break;
 	case PINS_OK:
 		break;

@@ -39,14 +39,17 @@ static const struct cmd cmds[] = {
 	  "their tokens and take the new parameters; removed classes stop matching "
 	  "before they are removed; new ones are complete before anything "
 	  "classifies into them." },
-	{ "unload", do_unload, "dev IFACE",
+	{ "unload", do_unload, "dev IFACE [--force]",
 	  "remove everything htbctl installed on IFACE, and only that",
 	  "Removes the filter, the pins, the clsact qdisc htbctl created and its fq, "
-	  "restoring the root qdisc that was there before load." },
-	{ "show", do_show, "dev IFACE",
+	  "restoring the root qdisc that was there before load. --force also clears "
+	  "the pins of a load that did not finish or whose filter is gone (stale "
+	  "pins), undoing what they record, even if IFACE no longer exists." },
+	{ "show", do_show, "dev IFACE [interval TIME]",
 	  "the class tree with its settings and live statistics",
 	  "Like tc -s class show: settings, sent bytes and packets, drops, "
-	  "overlimits, lends, borrows, tokens, ctokens and a current rate per class." },
+	  "overlimits, lends, borrows, tokens, ctokens and a current rate per class. "
+	  "The rate is measured over interval (default 200ms; 0 skips it)." },
 	{ "set", do_set, "dev IFACE hysteresis on|off",
 	  "flip mode hysteresis at run time, without a reload",
 	  "Takes effect on the next packet." },
@@ -55,10 +58,12 @@ static const struct cmd cmds[] = {
 	  "Prints every class with its effective values (defaults resolved), "
 	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
 	  "Needs no privileges." },
-	{ "daemon", do_daemon, "dev IFACE config FILE",
+	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc]",
 	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped",
 	  "Loads FILE (or adopts an existing load), then reloads whenever FILE "
-	  "changes. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
+	  "changes; a bad FILE is reported and the tree in force stays. Loads again "
+	  "if the attachment disappears. --no-qdisc as for load. Exits on SIGINT or "
+	  "SIGTERM, leaving IFACE shaped." },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

@@ -180,6 +180,13 @@ static int prog_id_of(int fd)
 	return (int)info.id;
 }
 
+__u64 netns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) == 0 ? (__u64)st.st_ino : 0;
+}
+
 enum pin_state pins_check(const char *ifname, int ifindex,
 			  struct htbctl_meta *m, bool *have_meta,
 			  char *why, size_t whylen)
@@ -201,6 +208,13 @@ enum pin_state pins_check(const char *ifname, int ifindex,
 	}
 	close(fd);
 	*have_meta = true;
+	if (m->netns_ino && netns_ino() && m->netns_ino != netns_ino()) {
+		snprintf(why, whylen, "%s belongs to a device named %s in another "
+			 "network namespace (nsfs inode %llu); pins are shared by all "
+			 "namespaces, so htbctl can manage only one device of this "
+			 "name", dir, ifname, (unsigned long long)m->netns_ino);
+		return PINS_FOREIGN;
+	}
 	if (!(m->flags & META_F_COMPLETE)) {
 		snprintf(why, whylen, "%s belongs to a load that did not finish", dir);
 		return PINS_STALE;

@@ -236,12 +236,13 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
 	print_u64(&p, "generation", ", generation %llu", g);
 	print_u64(&p, "reloads", ", %llu reloads", m.reloads);
 	print_bool(&p, "hysteresis", ", hysteresis %s", rt.hysteresis);
-	if (m.flags & META_F_NO_QDISC)
-		print_string(&p, "qdisc", ", qdisc %s", "left alone (--no-qdisc)");
-	else
+	if (m.flags & META_F_NO_QDISC) {
+		print_string(&p, "qdisc", NULL, "none");
+		print_text(&p, ", qdisc left alone (--no-qdisc)");
+	} else {
 		print_string(&p, "qdisc", ", qdisc %s", m.ntxq > 1 ? "mq" : m.leaf_kind);
-	if (!(m.flags & META_F_NO_QDISC))
 		print_string(&p, "qdisc_handle", " %s", tc_handle_str(m.our_root, h, sizeof(h)));
+	}
 	print_string(&p, "config", "\n config %s", m.config);
 	print_u64(&p, "unclassified_packets", "\n unclassified: %llu pkt", ds.unclassified_packets);
 	print_u64(&p, "unclassified_bytes", " %llu bytes", ds.unclassified_bytes);

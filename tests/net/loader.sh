@@ -361,6 +361,20 @@ in_snd tc qdisc add dev "$SND_IF" ingress
 refused "an ingress qdisc is refused" "ingress qdisc" h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
 in_snd tc qdisc del dev "$SND_IF" ingress
 
+# ---- a device of the same name in another namespace ----
+h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc >/dev/null 2>&1
+ip netns add hnx && ip -n hnx link add "$SND_IF" type veth peer name hnx-p
+ip -n hnx link set "$SND_IF" up
+inx() { nsenter --net=/run/netns/hnx "$@"; }
+refused "same name in another namespace: load refused" "another network namespace" \
+	inx "$B" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+refused "same name in another namespace: unload refused" "another network namespace" \
+	inx "$B" unload dev "$SND_IF"
+in_snd tc filter show dev "$SND_IF" egress | grep -q htb_egress &&
+	pass "the first namespace's load is untouched" || fail "the first namespace's load is untouched"
+ip netns del hnx
+h unload dev "$SND_IF" >/dev/null 2>&1
+
 # ---- the device disappears under a load ----
 h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc >/dev/null 2>&1
 in_snd ip link del "$SND_IF"
