@@ -12,7 +12,7 @@ pkgs=(
 	# network tests, demo, scenarios
 	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump
 	# VM harness (a Debian kernel with sch_fq under qemu)
-	qemu-system-x86 cpio kmod busybox-static
+	qemu-system-x86 cpio kmod busybox-static xz-utils
 )
 
 [ "$(id -u)" = 0 ] || { echo "setup: must run as root to install packages" >&2; exit 1; }
