@@ -395,20 +395,25 @@ tail_console() {
 	tail -40 "$1/console.log" | tr -d '\r' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^/    /' >&2
 }
 
-case ${1:-} in
-fetch)
-	[ $# = 1 ] || die "usage: $0 fetch"
-	fetch
-	log "ready: $kernel" ;;
-run)
-	[ $# = 2 ] || die "usage: $0 run 'COMMAND'"
-	[ "$(id -u)" = 0 ] || die "needs root (the guest shares / read-write as root)"
-	run_vm 0 "$2" ;;
-shell)
-	[ -t 0 ] || die "shell needs a terminal"
-	[ "$(id -u)" = 0 ] || die "needs root"
-	run_vm 1 "" ;;
-*)
-	echo "usage: $0 run 'COMMAND' | fetch | shell" >&2
-	exit 2 ;;
-esac
+# Whole-file parse before running: an edit of this file while it runs (the
+# checkout is shared) cannot change what a running instance executes.
+main() {
+	case ${1:-} in
+	fetch)
+		[ $# = 1 ] || die "usage: $0 fetch"
+		fetch
+		log "ready: $kernel" ;;
+	run)
+		[ $# = 2 ] || die "usage: $0 run 'COMMAND'"
+		[ "$(id -u)" = 0 ] || die "needs root (the guest shares / read-write as root)"
+		run_vm 0 "$2" ;;
+	shell)
+		[ -t 0 ] || die "shell needs a terminal"
+		[ "$(id -u)" = 0 ] || die "needs root"
+		run_vm 1 "" ;;
+	*)
+		echo "usage: $0 run 'COMMAND' | fetch | shell" >&2
+		exit 2 ;;
+	esac
+}
+main "$@"; exit $?
