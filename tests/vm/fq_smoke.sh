@@ -9,7 +9,7 @@
 # (prints the receiver's throughput), and fq's own maxrate pacing as proof
 # that fq enforces departure times in this guest.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 ns=htbvm$$
 A=$ns-snd B=$ns-rcv
@@ -37,9 +37,9 @@ echo "# kernel $(uname -r)"
 # ---- topology
 if ! { ip netns add "$A" && ip netns add "$B" &&
 	ip link add "$va" netns "$A" type veth peer name "$vb" netns "$B" &&
-	inA ip addr add $ipa/30 dev "$va" && inB ip addr add $ipb/30 dev "$vb" &&
-	inA ip link set lo up && inB ip link set lo up &&
-	inA ip link set "$va" up && inB ip link set "$vb" up; } 2>"$tmp/err"; then
+	ip -n "$A" addr add $ipa/30 dev "$va" && ip -n "$B" addr add $ipb/30 dev "$vb" &&
+	ip -n "$A" link set lo up && ip -n "$B" link set lo up &&
+	ip -n "$A" link set "$va" up && ip -n "$B" link set "$vb" up; } 2>"$tmp/err"; then
 	fail netns_veth "$(tr '\n' ' ' <"$tmp/err")"
 	exit 1
 fi
@@ -51,26 +51,26 @@ else
 fi
 
 # ---- fq as root
-if inA tc qdisc add dev "$va" root handle 1: fq 2>"$tmp/err"; then
-	if inA tc qdisc show dev "$va" | grep -q '^qdisc fq 1: root'; then
+if tc -n "$A" qdisc add dev "$va" root handle 1: fq 2>"$tmp/err"; then
+	if tc -n "$A" qdisc show dev "$va" | grep -q '^qdisc fq 1: root'; then
 		pass fq_root
 	else
-		fail fq_root "tc qdisc show: $(inA tc qdisc show dev "$va" | head -1)"
+		fail fq_root "tc qdisc show: $(tc -n "$A" qdisc show dev "$va" | head -1)"
 	fi
 else
 	fail fq_root "$(head -1 "$tmp/err")"
 fi
 
 # ---- mq + fq on a 4-queue veth
-if inA ip link add "$vq" numtxqueues 4 numrxqueues 4 type veth peer name "${vq}p" numtxqueues 4 numrxqueues 4 2>"$tmp/err"; then
+if ip -n "$A" link add "$vq" numtxqueues 4 numrxqueues 4 type veth peer name "${vq}p" numtxqueues 4 numrxqueues 4 2>"$tmp/err"; then
 	ok=1
-	inA tc qdisc add dev "$vq" root handle 1: mq 2>"$tmp/err" || ok=0
+	tc -n "$A" qdisc add dev "$vq" root handle 1: mq 2>"$tmp/err" || ok=0
 	for q in 1 2 3 4; do
 		[ $ok = 1 ] || break
-		inA tc qdisc add dev "$vq" parent 1:$q fq 2>"$tmp/err" || ok=0
+		tc -n "$A" qdisc add dev "$vq" parent 1:$q fq 2>"$tmp/err" || ok=0
 	done
-	n=$(inA tc qdisc show dev "$vq" | grep -c '^qdisc fq .* parent 1:')
-	if [ $ok = 1 ] && [ "$n" = 4 ] && inA tc qdisc show dev "$vq" | grep -q '^qdisc mq 1: root'; then
+	n=$(tc -n "$A" qdisc show dev "$vq" | grep -c '^qdisc fq .* parent 1:')
+	if [ $ok = 1 ] && [ "$n" = 4 ] && tc -n "$A" qdisc show dev "$vq" | grep -q '^qdisc mq 1: root'; then
 		pass mq_fq "mq with 4 fq children"
 	else
 		fail mq_fq "$(head -1 "$tmp/err"); $n fq children"
@@ -80,27 +80,27 @@ else
 fi
 
 # ---- kernel HTB as root (for side-by-side comparisons)
-if inB tc qdisc add dev "$vb" root handle 1: htb default 10 2>"$tmp/err" &&
-	inB tc class add dev "$vb" parent 1: classid 1:10 htb rate 100mbit 2>"$tmp/err" &&
-	inB tc qdisc show dev "$vb" | grep -q '^qdisc htb 1: root' &&
-	inB tc class show dev "$vb" | grep -q 'class htb 1:10'; then
+if tc -n "$B" qdisc add dev "$vb" root handle 1: htb default 10 2>"$tmp/err" &&
+	tc -n "$B" class add dev "$vb" parent 1: classid 1:10 htb rate 100mbit 2>"$tmp/err" &&
+	tc -n "$B" qdisc show dev "$vb" | grep -q '^qdisc htb 1: root' &&
+	tc -n "$B" class show dev "$vb" | grep -q 'class htb 1:10'; then
 	pass htb_root
 else
 	fail htb_root "$(head -1 "$tmp/err")"
 fi
-inB tc qdisc del dev "$vb" root 2>/dev/null
+tc -n "$B" qdisc del dev "$vb" root 2>/dev/null
 
 # ---- clsact + cls_bpf: classic BPF (accept all), then an eBPF program in
 # direct-action mode (TC_ACT_OK); traffic must still pass.
-if inA tc qdisc add dev "$va" clsact 2>"$tmp/err" &&
-	inA tc filter add dev "$va" egress bpf bytecode '1,6 0 0 4294967295,' 2>"$tmp/err" &&
-	inA tc filter show dev "$va" egress | grep -q 'bpf' &&
+if tc -n "$A" qdisc add dev "$va" clsact 2>"$tmp/err" &&
+	tc -n "$A" filter add dev "$va" egress bpf bytecode '1,6 0 0 4294967295,' 2>"$tmp/err" &&
+	tc -n "$A" filter show dev "$va" egress | grep -q 'bpf' &&
 	inA ping -c 1 -W 5 -q $ipb >/dev/null 2>"$tmp/err"; then
 	pass clsact_cbpf
 else
 	fail clsact_cbpf "$(head -1 "$tmp/err")"
 fi
-inA tc filter del dev "$va" egress 2>/dev/null
+tc -n "$A" filter del dev "$va" egress 2>/dev/null
 
 # The eBPF object, prebuilt (clang in this guest takes ~20 s: libLLVM over
 # 9p under emulation). Source, built with clang -O2 -target bpf; llvm-strip -g:
@@ -114,21 +114,21 @@ Ky4pKklMAtKVuSCaUqAGxMxYxBdBaTM0cUYsfBBmQxN3wGEfCxpfmYB+ATRxDjS+NFQ/uh8CcNiH
 B64
 if ! gzip -dc "$tmp/pass.o.gz" >"$tmp/pass.o" 2>"$tmp/err"; then
 	fail cls_bpf_da "cannot unpack the test object: $(head -1 "$tmp/err")"
-elif inA tc filter add dev "$va" egress bpf da obj "$tmp/pass.o" sec tc 2>"$tmp/err" &&
-	inA tc filter show dev "$va" egress | grep -q 'direct-action' &&
+elif tc -n "$A" filter add dev "$va" egress bpf da obj "$tmp/pass.o" sec tc 2>"$tmp/err" &&
+	tc -n "$A" filter show dev "$va" egress | grep -q 'direct-action' &&
 	inA ping -c 1 -W 5 -q $ipb >/dev/null 2>"$tmp/err"; then
 	pass cls_bpf_da "eBPF TC_ACT_OK on clsact egress"
 else
 	fail cls_bpf_da "$(head -1 "$tmp/err")"
 fi
-inA tc filter del dev "$va" egress 2>/dev/null
+tc -n "$A" filter del dev "$va" egress 2>/dev/null
 
 # ---- iperf3 TCP through the veth, fq root on the sender
 start_server() {
 	inB iperf3 -s -1 -B $ipb >"$tmp/srv.log" 2>&1 &
 	srv=$!
 	for _ in $(seq 50); do
-		inB ss -ltn 2>/dev/null | grep -q "$ipb:5201" && return 0
+		ss -N "$B" -ltn 2>/dev/null | grep -q "$ipb:5201" && return 0
 		sleep 0.1
 	done
 	return 1
@@ -160,7 +160,7 @@ else
 fi
 
 # ---- fq paces: maxrate 50 Mbit/s per flow must hold the TCP flow near it
-if inA tc qdisc change dev "$va" root handle 1: fq maxrate 50mbit 2>"$tmp/err" &&
+if tc -n "$A" qdisc change dev "$va" root handle 1: fq maxrate 50mbit 2>"$tmp/err" &&
 	bps=$(iperf_tcp 3); then
 	if awk -v b="$bps" 'BEGIN { exit !(b > 40e6 && b < 52e6) }'; then
 		pass fq_maxrate "$(mbit "$bps") Mbit/s receiver at fq maxrate 50mbit"
