@@ -109,10 +109,20 @@ for tier in "${tiers[@]}"; do
 			tier_skip "needs root to boot the VM"
 		elif [ ! -x scripts/vm.sh ]; then
 			tier_skip "scripts/vm.sh is missing"
+		elif ! command -v qemu-system-x86_64 >/dev/null; then
+			tier_skip "qemu-system-x86_64 is missing (scripts/setup.sh installs it)"
+		elif ! scripts/vm.sh fetch >/dev/null 2>&1; then
+			echo "FAIL tier vm: could not fetch or build the VM kernel (scripts/vm.sh fetch)"
+			t_fail=$((t_fail + 1))
 		else
+			# The scenarios append to one summary table, printed at the end.
+			results=${RESULTS:-$OUT/results}
+			mkdir -p "$results"; : > "$results/summary.tsv"
 			for s in tests/vm/*.sh; do
-				[ -f "$s" ] && run_script scripts/vm.sh run "bash $s"
+				[ -f "$s" ] && RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
+					run_script scripts/vm.sh run "bash $s"
 			done
+			scripts/scenario-summary.sh "$results/summary.tsv"
 		fi ;;
 	*)
 		echo "unknown tier '$tier'" >&2
