@@ -111,11 +111,18 @@ else
 	skip "TCP held at the class rate: no iperf3"
 fi
 
+# show on this kernel: batched BPF_F_LOCK reads, the TCP bytes in 1:10
+b10=$(h -j show dev "$SND_IF" interval 0 2>"$tmp/err" |
+	jq -r '.classes[] | select(.class == "1:10") | .bytes' 2>/dev/null)
+[ "${b10:-0}" -gt 1000000 ] && pass "show counts the TCP bytes in 1:10 ($b10)" ||
+	fail "show counts the TCP bytes in 1:10: ${b10:-none} $(tr '\n' ' ' <"$tmp/err")"
 if h reload dev "$SND_IF" config "$tmp/b.ini" >"$tmp/out" 2>&1 &&
+   h reload dev "$SND_IF" config "$tmp/a.ini" >>"$tmp/out" 2>&1 &&
+   [ "$(h -j show dev "$SND_IF" interval 0 | jq -r '.classes[] | select(.class == "1:10") | .bytes')" -ge "${b10:-1}" ] &&
    in_snd tc qdisc show dev "$SND_IF" | grep -q '^qdisc fq 4854: root'; then
-	pass "reload keeps the fq root"
+	pass "two reloads keep the fq root and the counters"
 else
-	fail "reload keeps the fq root: $(tr '\n' ' ' <"$tmp/out")"
+	fail "two reloads keep the fq root and the counters: $(tr '\n' ' ' <"$tmp/out")"
 fi
 if h unload dev "$SND_IF" >"$tmp/out" 2>&1; then pass "unload"; else fail "unload: $(cat "$tmp/out")"; fi
 snap "$tmp/s1"
