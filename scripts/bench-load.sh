@@ -5,19 +5,21 @@
 # memory per class (htbctl: the maps' and program's memlock as bpftool
 # reports it; kernel HTB: the change in Slab, approximate).
 #
-#   scripts/bench-load.sh [N ...]        default: 1000 10000 65279
+#   scripts/bench-load.sh [N ...]        default: 1000 10000 65279 100000
 #
 # Configs come from scripts/gen-config.sh N: 1 top class, ceil(N/256) inner
 # classes and N leaves, each leaf with one `match = dst A/32`, so the class
-# count is N + ceil(N/256) + 1. One config holds at most 65535 classes (one
-# tc major), which gen-config.sh reaches at N = 65279.
+# count is N + ceil(N/256) + 1. Up to N = 65279 (65535 classes) every class
+# is in major 1; above that gen-config.sh goes on in majors 2 and 3.
 # The tc side gets the same tree: one `class add` per class and one u32
 # `filter add ... match ip dst A/32 flowid` per leaf, all in one tc -batch.
+# One HTB qdisc holds the classes of one major, so tc runs only up to
+# N = 65279.
 #
 # Environment: OUTPUT (build dir, default build), BENCH_RUNS (repeats per
 # htbctl measurement, the median is reported; default 3), BENCH_TC_MAX (skip
-# tc above this many leaves; default: no limit), RESULTS (directory for a
-# TSV copy of the table).
+# tc above this many leaves; default and at most 65279: tc -batch of 65279
+# takes minutes), RESULTS (directory for a TSV copy of the table).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -25,9 +27,10 @@ cd "$top"
 OUT=${OUTPUT:-build}
 B=$top/$OUT/htbctl
 RUNS=${BENCH_RUNS:-3}
-TC_MAX=${BENCH_TC_MAX:-}
+TC_MAX=${BENCH_TC_MAX:-65279}
+[ "$TC_MAX" -le 65279 ] || TC_MAX=65279
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 65279)
+[ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 65279 100000)
 
 [ "$(id -u)" = 0 ] || { echo "bench-load: must run as root" >&2; exit 1; }
 [ -x "$B" ] || { echo "bench-load: $B not built (make OUTPUT=$OUT)" >&2; exit 1; }
@@ -129,7 +132,7 @@ for n in "${sizes[@]}"; do
 	bpc=$((mem / classes))
 
 	tcb=- tcc=- kpc=- s1=- s2=-
-	if [ -z "$TC_MAX" ] || [ "$n" -le "$TC_MAX" ]; then
+	if [ "$n" -le "$TC_MAX" ]; then
 		to_tc "$tmp/a.ini" "$SND_IF" >"$tmp/tc.batch"
 		sync; s0=$(slab_kb)
 		t0=$(now_ns)

@@ -221,17 +221,39 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 		nold++;
 		used[s] = 1;
 	}
-	qsort(old, nold, sizeof(*old), old_cmp);
+	{
+		bool sorted = true;	/* usual: slots were given in class id order */
+
+		for (__u32 i = 1; i < nold && sorted; i++)
+			sorted = old[i - 1].classid < old[i].classid;
+		if (!sorted)
+			qsort(old, nold, sizeof(*old), old_cmp);
+	}
 
 	/* Survivors keep their slot; new classes take free ones, lowest first
 	 * (a slot freed by an earlier reload is free in the active tree). */
-	for (__u32 i = 0; i < cfg.nclasses; i++) {
-		struct old_class key = { .classid = cfg.classes[i].classid };
-		struct old_class *f = bsearch(&key, old, nold, sizeof(*old), old_cmp);
+	if (cfg.by_classid) {
+		/* both in class id order: one merge */
+		__u32 j = 0;
 
-		slot[i] = f ? f->slot : HTB_NO_CLASS;
-		if (f)
-			kept_mark[f->slot] = 1;
+		for (__u32 k = 0; k < cfg.nclasses; k++) {
+			__u32 i = cfg.by_classid[k], id = cfg.classes[i].classid;
+
+			while (j < nold && old[j].classid < id)
+				j++;
+			slot[i] = j < nold && old[j].classid == id ? old[j].slot : HTB_NO_CLASS;
+			if (slot[i] != HTB_NO_CLASS)
+				kept_mark[slot[i]] = 1;
+		}
+	} else {
+		for (__u32 i = 0; i < cfg.nclasses; i++) {
+			struct old_class key = { .classid = cfg.classes[i].classid };
+			struct old_class *f = bsearch(&key, old, nold, sizeof(*old), old_cmp);
+
+			slot[i] = f ? f->slot : HTB_NO_CLASS;
+			if (f)
+				kept_mark[f->slot] = 1;
+		}
 	}
 	nslots = hw;
 	{
@@ -287,6 +309,7 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 			goto out;
 		}
 		memcpy(slot_copy, slot, (size_t)cfg.nclasses * sizeof(*slot));
+		phase(ctx, &tp, "slots");
 		rc = plan_build(&plan, &cfg, slot_copy, nslots, cap);
 		if (rc) {
 			p_err(ctx, "preparing the maps: %s", strerror(-rc));
@@ -301,7 +324,7 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 			nchanged++;
 	}
 
-	phase(ctx, &tp, "slots and plan");
+	phase(ctx, &tp, "plan");
 	/* Classifier maps: what changes, and does it fit? */
 	for (int c = 0; c < NCLS; c++)
 		cur[c].ksize = upd[c].ksize = del[c].ksize = cls_desc[c].ksize;
