@@ -2,8 +2,8 @@
 # The README's first command: shape a demo veth pair with seed 003's tree
 # (configs/seed003.ini) and show that it works with real traffic.
 #
-# Three UDP senders offer 30 Mbit/s each to the three leaves of a 40 Mbit/s
-# parent (A 20/40, B 4/4, C 4/40 Mbit/s). HTB's promise: every class gets
+# Three UDP senders offer 15, 4 and 15 Mbit/s to the three leaves of a
+# 20 Mbit/s parent (A 10/20, B 2/2, C 2/20 Mbit/s). HTB's promise: every class gets
 # at least its rate, B never more than its ceil, the parent its rate.
 # On a kernel without sch_fq (nothing would enforce the stamps) the demo
 # runs inside the project's VM with Debian's stock kernel (scripts/vm.sh).
@@ -40,22 +40,22 @@ topo_up demo
 conf=configs/seed003.ini
 echo "== htbctl load dev $SND_IF config $conf   (kernel $(uname -r))"
 shape_htbctl "$conf" 2>/dev/null
-echo "== 10 s of UDP: 30 Mbit/s offered to each of A, B, C (1400-byte datagrams)"
-out=$(run_flows 10 10194:udp:30M:1400 10196:udp:30M:1400 10197:udp:30M:1400)
+echo "== 10 s of UDP offered to A, B, C: 15, 4, 15 Mbit/s (1400-byte datagrams)"
+out=$(run_flows 10 10194:udp:15M:1400 10196:udp:4M:1400 10197:udp:15M:1400)
 printf '\n%-6s %-6s %8s %8s %14s %14s\n' class id rate ceil "goodput@rate" "measured"
 total=0
 while read -r port bps _; do
 	case $port in
-	10194) c="A 1:11" r=20 ce=40 ;;
-	10196) c="B 1:12" r=4 ce=4 ;;
-	10197) c="C 1:13" r=4 ce=40 ;;
+	10194) c="A 1:11" r=10 ce=20 ;;
+	10196) c="B 1:12" r=2 ce=2 ;;
+	10197) c="C 1:13" r=2 ce=20 ;;
 	esac
 	printf '%-13s %5sM %7sM %13sM %13sM\n' "$c" $r $ce \
 		"$(awk -v r=$r 'BEGIN { printf "%.2f", r * 1400 / 1442 }')" "$(mbit "$bps")"
 	total=$(awk -v t=$total -v b="$bps" 'BEGIN { print t + b }')
 done <<<"$out"
-printf '%-13s %5sM %7sM %13sM %13sM\n' "parent 1:1" 40 40 \
-	"$(awk 'BEGIN { printf "%.2f", 40 * 1400 / 1442 }')" "$(mbit "$total")"
+printf '%-13s %5sM %7sM %13sM %13sM\n' "parent 1:1" 20 20 \
+	"$(awk 'BEGIN { printf "%.2f", 20 * 1400 / 1442 }')" "$(mbit "$total")"
 echo
 echo "== htbctl show dev $SND_IF"
 in_snd "$HTBCTL" show dev "$SND_IF"

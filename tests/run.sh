@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # Runs the test tiers and prints a summary per tier, then one closing line
 # "N passed, N failed, N skipped". Exit status 1 if anything failed.
-#   tests/run.sh [TIER...]   tiers: unit cli bpf net vm (default: all)
+#   tests/run.sh [TIER...]   tiers: unit cli bpf net vm scenarios
+#                            (default: unit cli bpf net vm)
 #
 # unit: Criterion suites in build/tests/unit (no privileges needed)
 # cli:  tests/cli/*.sh, htbctl driven as a user would (no privileges)
 # bpf:  Criterion suites in build/tests/bpf (root: load the program, test_run)
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
+# scenarios: tests/scenarios/*.sh, the shaping scenarios of issue 5 beside
+#       kernel HTB, in the VM. Not in the default set yet: under software
+#       emulation on a 2-core host the senders are CPU-bound (see README).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
 # "SKIP name: why". A tier that cannot run here says SKIP with the reason;
@@ -104,25 +108,25 @@ for tier in "${tiers[@]}"; do
 				[ -f "$s" ] && run_script bash "$s"
 			done
 		fi ;;
-	vm)
+	vm|scenarios)
+		dir=tests/$tier
 		if [ "$(id -u)" != 0 ]; then
 			tier_skip "needs root to boot the VM"
-		elif [ ! -x scripts/vm.sh ]; then
-			tier_skip "scripts/vm.sh is missing"
 		elif ! command -v qemu-system-x86_64 >/dev/null; then
 			tier_skip "qemu-system-x86_64 is missing (scripts/setup.sh installs it)"
 		elif ! scripts/vm.sh fetch >/dev/null 2>&1; then
-			echo "FAIL tier vm: could not fetch or build the VM kernel (scripts/vm.sh fetch)"
+			echo "FAIL tier $tier: could not fetch or build the VM kernel (scripts/vm.sh fetch)"
 			t_fail=$((t_fail + 1))
 		else
-			# The scenarios append to one summary table, printed at the end.
+			# Scenarios append to one summary table, printed at the end.
 			results=${RESULTS:-$OUT/results}
-			mkdir -p "$results"; : > "$results/summary.tsv"
-			for s in tests/vm/*.sh; do
+			mkdir -p "$results"
+			[ "$tier" = scenarios ] && : > "$results/summary.tsv"
+			for s in "$dir"/*.sh; do
 				[ -f "$s" ] && RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
 					run_script scripts/vm.sh run "bash $s"
 			done
-			scripts/scenario-summary.sh "$results/summary.tsv"
+			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"
 		fi ;;
 	*)
 		echo "unknown tier '$tier'" >&2

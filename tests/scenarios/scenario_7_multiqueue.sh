@@ -21,4 +21,4 @@ else
 	fail "scenario7: htbctl load on a 4-queue veth failed"
 fi
 topo_down
-TXQ=4 SCENARIO_NAME=scenario7 exec bash tests/vm/scenario_3_guarantee.sh
+TXQ=4 SCENARIO_NAME=scenario7 exec bash tests/scenarios/scenario_3_guarantee.sh
