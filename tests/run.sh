@@ -60,6 +60,10 @@ run_script() {		# script [runner...] -> counts PASS/FAIL/SKIP lines
 	local p f s
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
 	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))
+	if [ "${CI:-}" = true ] && [ "$s" -gt 0 ]; then
+		echo "FAIL $*: $s case(s) skipped, and CI must not depend on a skip"
+		t_fail=$((t_fail + 1))
+	fi
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
 		echo "FAIL $*: exited $rc without reporting a failed case"
 		t_fail=$((t_fail + 1))
