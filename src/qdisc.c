@@ -835,18 +835,27 @@ static __u64 div_up(__u64 a, __u64 b)
 
 void fq_params_compute(const struct fq_demand *d, struct fq_params *p)
 {
-	__u64 pkt = (d->mtu ? d->mtu : 1500) + 14;	/* Ethernet frame */
+	/*
+	 * Count in the smallest frame a class may carry: Ethernet + IPv4 +
+	 * UDP headers with no payload. The program charges a packet's tokens
+	 * when it stamps it; a packet fq then drops for a full flow wastes
+	 * that slot, and a class of small packets would fall far below its
+	 * rate (measured: 64-byte UDP at 5 Mbit/s got 0.53 Mbit/s with the
+	 * limit counted in MTU frames). fq only holds what is queued, so a
+	 * high limit costs nothing while idle.
+	 */
+	const __u64 min_frame = 14 + 20 + 8;
 	__u64 flow, total, horizon_ns;
 	__u32 log = 10;
 
-	/* Packets a class can have waiting: ceil x limit in MTU frames,
-	 * doubled so that packets down to half the MTU fit too. */
-	flow = 2 * div_up(d->max_class_bytes, pkt);
+	/* Packets a class can have waiting: ceil x limit in minimum frames
+	 * (the program drops what would wait longer than the limit). */
+	flow = div_up(d->max_class_bytes, min_frame);
 	if (flow < 100)
 		flow = 100;			/* fq's default */
 	if (flow > (1u << 24))
 		flow = 1u << 24;
-	total = 2 * div_up(d->total_bytes, pkt);
+	total = div_up(d->total_bytes, min_frame);
 	if (total < flow)
 		total = flow;
 	if (total < 10000)
