@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Scenario 2 (seed 001): no rate steps. A borrowing leaf (rate 1 Mbit/s)
 # under a parent whose rate equals the ceil being swept; seed 001's table
-# boundaries scaled by 1/25 (376..914 Mbit -> 15.04..36.56 Mbit/s), where
-# the old rate tables jumped by up to 14%. 1000-byte UDP offered at 1.5x.
+# boundaries scaled by 1/40 (376..914 Mbit -> 9.4..22.85 Mbit/s), where
+# the old rate tables jumped by up to 14%. (At 1/25 the top point needs
+# 55 Mbit/s offered, more than the emulated VM's sender keeps up with.) 1000-byte UDP offered at 1.5x.
 # Pass: htbctl's achieved rate is monotonic in the ceil and within 2% of
 # R * L / (L + 42) at every point.
 set -u
@@ -17,7 +18,7 @@ tsv=$RESULTS/scenario2.tsv
 : > "$tsv"
 L=1000 ok=1 prev=0
 printf '%-10s %10s %10s %10s %8s\n' ceil expected htbctl htb err%
-for c in 15040 15080 16000 17040 18280 19680 21320 23280 25600 28440 32000 36560; do
+for c in 9400 9425 10000 10650 11425 12300 13325 14525 16000 17775 20000 22850; do
 	cat > "$conf" <<INI
 [device]
 default = 1:10
@@ -43,5 +44,5 @@ INI
 	prev=${a:-0}
 	summary_row scenario2 "ceil ${c}K" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "2%" $v
 done
-plot_bars "$tsv" "scenario 2: achieved rate per ceil (seed 001 boundaries / 25)"
+plot_bars "$tsv" "scenario 2: achieved rate per ceil (seed 001 boundaries / 40)"
 [ $ok = 1 ] && pass "scenario2: monotonic and within 2% at every ceil"

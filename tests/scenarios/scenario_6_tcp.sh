@@ -24,7 +24,7 @@ tsv=$RESULTS/scenario6.tsv
 : > "$tsv"
 ok=1
 exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
-printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% retr(h/k)
+printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% 'retr(h/k)'
 for n in 1 8; do
 	read -r _ a h ar hr <<<"$(compare_shapers "$conf" 10 "5201:tcp:0:128K:$n")"
 	printf '%-8s %10s %10s %10s %8s %12s\n' "$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" \
