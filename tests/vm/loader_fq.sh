@@ -81,11 +81,11 @@ if grep -q '^qdisc fq 4854: root' <<<"$q"; then
 else
 	fail "fq 4854: is the root: $(tr '\n' ' ' <<<"$q")"
 fi
-# flow_limit covers ceil x limit in minimum (42-byte) frames: 20 Mbit/s x
-# 200 ms = 500 kB = 11905 frames; horizon stays 10 s
+# flow_limit covers the largest leaf ceil x limit in minimum (42-byte)
+# frames: 1:30's 100 Mbit/s x 200 ms = 2.5 MB = 59524 frames; horizon 10 s
 fl=$(sed -n 's/.*flow_limit \([0-9]*\)p.*/\1/p' <<<"$q")
 om=$(sed -n 's/.*orphan_mask \([0-9]*\).*/\1/p' <<<"$q")
-if [ "${fl:-0}" = "$(jq -r .fq_flow_limit "$tmp/load.json")" ] && [ "${fl:-0}" = 11905 ] &&
+if [ "${fl:-0}" = "$(jq -r .fq_flow_limit "$tmp/load.json")" ] && [ "${fl:-0}" = 59524 ] &&
    [ "${om:-0}" = "$(jq -r .fq_orphan_mask "$tmp/load.json")" ] && grep -q 'horizon 10s' <<<"$q"; then
 	pass "fq parameters as derived (flow_limit $fl, orphan_mask $om, horizon 10s)"
 else
