@@ -130,8 +130,7 @@ install: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(OUTPUT)/htbctl $(DESTDIR)$(PREFIX)/sbin/htbctl
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
-	$(Q)for o in $(BPF_OBJS); do \
-		install -D -m 0644 $$o $(DESTDIR)$(PREFIX)/lib/htbctl/$$(basename $$o); done
+	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.bpf.o $(DESTDIR)$(PREFIX)/lib/htbctl/htbctl.bpf.o
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh
