@@ -105,7 +105,7 @@ struct plan {
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity);
 void plan_free(struct plan *p);
-void plan_fq_demand(const struct htb_config *cfg, __u32 mtu, struct fq_demand *d);
+void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d);
 
 int kv_push(struct kv *kv, const void *key, __u32 val);
 void kv_sort(struct kv *kv);

@@ -60,17 +60,17 @@ struct fq_params {
 
 /* What fq_params_compute needs to know about the classes. */
 struct fq_demand {
-	__u64 max_class_bytes;	/* max over classes of ceil (B/s) x limit (s) */
+	__u64 max_class_bytes;	/* max over leaves of ceil (B/s) x limit (s) */
 	__u64 total_bytes;	/* sum over top-level classes of ceil x limit */
 	__u64 max_limit_ns;	/* largest class limit */
 	__u32 nleaves;
-	__u32 mtu;		/* device MTU */
+	__u32 pad;
 };
 
 void fq_params_compute(const struct fq_demand *d, struct fq_params *p);
 
-/* IFLA_NUM_TX_QUEUES and IFLA_MTU of ifindex. */
-int link_info(int ifindex, __u32 *ntxq, __u32 *mtu, struct nlerr *e);
+/* IFLA_NUM_TX_QUEUES of ifindex. */
+int link_info(int ifindex, __u32 *ntxq, struct nlerr *e);
 
 /* The root qdisc (parent TC_H_ROOT) and whether a clsact/ingress qdisc is
  * there (its kind in ingress_kind, "" if none). */

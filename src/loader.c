@@ -486,7 +486,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	char ingress[QDISC_KIND_LEN], why[512], hint[128];
 	const char *leaf_kind = getenv("HTBCTL_TEST_QDISC");
 	const char *what = "";
-	__u32 cap, ntxq = 1, mtu = 1500, *slot;
+	__u32 cap, ntxq = 1, *slot;
 	bool have_meta, test_qdisc = leaf_kind && *leaf_kind;
 	int lock = -1, rc, ret = EXIT_FAIL;
 
@@ -538,7 +538,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	}
 	loader_phase(ctx, &tp, "load", "parsing the config");
-	if (link_info(t.ifindex, &ntxq, &mtu, &e)) {
+	if (link_info(t.ifindex, &ntxq, &e)) {
 		p_err(ctx, "%s", e.msg);
 		goto out;
 	}
@@ -574,7 +574,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	}
 	loader_phase(ctx, &tp, "load", "plan");
-	plan_fq_demand(&cfg, mtu, &dem);
+	plan_fq_demand(&cfg, &dem);
 	memset(&t.m, 0, sizeof(t.m));
 	fq_params_compute(&dem, &t.m.fq);
 	rc = fill_new(skel, &plan, &cfg, (__u64)t.m.fq.horizon_us * 1000, &what);

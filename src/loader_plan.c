@@ -320,10 +320,9 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 
 /* ---- what fq needs to hold for these classes ---- */
 
-void plan_fq_demand(const struct htb_config *cfg, __u32 mtu, struct fq_demand *d)
+void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d)
 {
 	memset(d, 0, sizeof(*d));
-	d->mtu = mtu;
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *c = &cfg->classes[i];
 		__u64 bytes = (__u64)((unsigned __int128)c->ceil * c->limit_ns /

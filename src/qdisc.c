@@ -215,7 +215,7 @@ char *tc_handle_str(__u32 h, char *buf, size_t len)
 /* ---- links ---------------------------------------------------------- */
 
 struct link_q {
-	__u32 ntxq, mtu;
+	__u32 ntxq;
 };
 
 static int link_attr_cb(const struct nlattr *a, void *data)
@@ -225,9 +225,6 @@ static int link_attr_cb(const struct nlattr *a, void *data)
 	if (mnl_attr_get_type(a) == IFLA_NUM_TX_QUEUES &&
 	    mnl_attr_validate(a, MNL_TYPE_U32) == 0)
 		q->ntxq = mnl_attr_get_u32(a);
-	else if (mnl_attr_get_type(a) == IFLA_MTU &&
-		 mnl_attr_validate(a, MNL_TYPE_U32) == 0)
-		q->mtu = mnl_attr_get_u32(a);
 	return MNL_CB_OK;
 }
 
@@ -239,9 +236,9 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-int link_info(int ifindex, __u32 *ntxq, __u32 *mtu, struct nlerr *e)
+int link_info(int ifindex, __u32 *ntxq, struct nlerr *e)
 {
-	struct link_q q = { .ntxq = 1, .mtu = 1500 };
+	struct link_q q = { .ntxq = 1 };
 	struct nlmsghdr *nlh;
 	struct ifinfomsg *ifi;
 	struct nl nl;
@@ -261,8 +258,6 @@ int link_info(int ifindex, __u32 *ntxq, __u32 *mtu, struct nlerr *e)
 		return rc;
 	if (ntxq)
 		*ntxq = q.ntxq;
-	if (mtu)
-		*mtu = q.mtu;
 	return 0;
 }
 

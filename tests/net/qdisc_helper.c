@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 {
 	struct qdisc_tree t;
 	struct nlerr e = { 0 };
-	__u32 ntxq = 1, mtu = 0, h;
+	__u32 ntxq = 1, h;
 	const char *why;
 	int ifindex, rc;
 
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 		return 0;
 	if (strcmp(argv[1], "cycle") || argc != 4)
 		return 2;
-	if (link_info(ifindex, &ntxq, &mtu, &e)) {
+	if (link_info(ifindex, &ntxq, &e)) {
 		fprintf(stderr, "link: %s\n", e.msg);
 		return 1;
 	}
