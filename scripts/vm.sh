@@ -299,7 +299,15 @@ if [ "$interactive" = 1 ]; then
 	echo $? >"$run/rc"
 else
 	bash -c "$(<"$run/cmd")" vm.sh </dev/null >"$run/out" 2>&1
-	echo $? >"$run/rc"
+	rc=$?
+	# A kernel warning or lockup during the run fails it, tests passed or not.
+	taint=$(cat /proc/sys/kernel/tainted)
+	if [ "$taint" != 0 ]; then
+		{ echo "vm.sh: the guest kernel is tainted ($taint) after the run:"
+		  dmesg | grep -a -A60 -m1 -E 'BUG:|WARNING:|Oops|lockup' | head -80; } >>"$run/out"
+		[ "$rc" != 0 ] || rc=1
+	fi
+	echo $rc >"$run/rc"
 fi
 EOF
 	} >"$run/stage2.sh"
@@ -312,7 +320,11 @@ EOF
 
 qemu_args() {	# rundir interactive
 	local run=$1 interactive=$2 append
-	append="console=ttyS0 panic=-1 vmrun=$run vmtop=$top${VM_9P_CACHE:+ vmcache=$VM_9P_CACHE}"
+	# A lockup panics (the guest then exits, -no-reboot) instead of hanging
+	# until the timeout, and panic() prints the stuck CPU's stack whatever
+	# the loglevel.
+	append="console=ttyS0 panic=-1 softlockup_panic=1 softlockup_all_cpu_backtrace=1"
+	append+=" vmrun=$run vmtop=$top${VM_9P_CACHE:+ vmcache=$VM_9P_CACHE}"
 	if [ "$interactive" = 1 ]; then
 		append+=" quiet loglevel=3"
 	else
@@ -392,7 +404,11 @@ cleanup() {	# keeps the exit status
 tail_console() {
 	[ -s "$1/console.log" ] || return 0
 	log "last lines of the guest console:"
-	tail -40 "$1/console.log" | tr -d '\r' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^/    /' >&2
+	local first
+	# A kernel report is shown from its first line (stacks are long).
+	first=$(grep -a -n -m1 -E 'BUG:|Oops|Kernel panic|WARNING:|INFO: rcu' "$1/console.log" | cut -d: -f1)
+	{ if [ -n "$first" ]; then tail -n "+$first" "$1/console.log" | head -300; else tail -40 "$1/console.log"; fi; } |
+		tr -d '\r' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e 's/\x1bc//g' -e 's/^/    /' >&2
 }
 
 # Whole-file parse before running: an edit of this file while it runs (the
