@@ -46,6 +46,10 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/bpf/%,$(BPFT_SRCS))
 TEST_LIBS := $(shell pkg-config --libs criterion)
 
+# Traffic tools the shaping scenarios run (tests/tools).
+TOOL_SRCS := $(wildcard tests/tools/*.c)
+TOOL_BINS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(TOOL_SRCS))
+
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
@@ -55,7 +59,8 @@ FUZZ_SECONDS ?= 60
 
 all: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
 
-$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests/unit $(OUTPUT)/tests/bpf $(OUTPUT)/bench $(OUTPUT)/fuzz:
+$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests/unit $(OUTPUT)/tests/bpf $(OUTPUT)/tests/tools \
+$(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c | $(OUTPUT)
@@ -93,6 +98,10 @@ $(OUTPUT)/tests/bpf/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
 
+$(OUTPUT)/tests/tools/%: tests/tools/%.c | $(OUTPUT)/tests/tools
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -std=gnu11 -MMD -MP $< -o $@
+
 $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
@@ -105,7 +114,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(O
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/main.c,$(SRCS)) \
 		$(LDLIBS) -o $@
 
-tests: $(UNIT_BINS) $(BPFT_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
+tests: $(UNIT_BINS) $(BPFT_BINS) $(TOOL_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
 
 # All tiers, with a summary per tier (tests/run.sh).
 test: tests

@@ -100,6 +100,17 @@ run_flows() {
 }
 
 # Relative error of measured against expected, in percent (signed).
+# Nearest-rank percentiles of the numbers on stdin: `percentiles 50 99 100`
+# prints "p50 p99 max" (nan for no input).
+percentiles() {
+	sort -g | awk -v ps="$*" '{ v[NR] = $1 }
+		END { n = split(ps, p, " ")
+		      for (k = 1; k <= n; k++) {
+			i = int(NR * p[k] / 100 + 0.5); if (i < 1) i = 1
+			printf "%s%s", (k > 1 ? " " : ""), (NR ? sprintf("%.3f", v[i]) : "nan") }
+		      print "" }'
+}
+
 rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
 within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
 mbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e6 }'; }
@@ -134,7 +145,8 @@ summary_row() {		# scenario case expected htbctl htb tolerance verdict
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS/summary.tsv"
 }
 
-# plot_bars FILE.tsv TITLE -> FILE.png: columns label, expected, htbctl, htb (Mbit/s)
+# plot_bars FILE.tsv TITLE [UNIT] -> FILE.png: columns label, expected,
+# htbctl, htb (in UNIT, Mbit/s by default)
 plot_bars() {
 	command -v gnuplot >/dev/null || return 0
 	gnuplot <<GP 2>/dev/null
@@ -144,7 +156,7 @@ set title '$2'
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set ylabel 'Mbit/s'
+set ylabel '${3:-Mbit/s}'
 set key top right
 set xtics rotate by -30
 set datafile separator '\t'

@@ -47,12 +47,7 @@ ping_under_load() {
 	sleep 2
 	in_snd ping -n -c 150 -i 0.05 -m 16 "$RCV_IP4" > "$dir/ping" 2>&1
 	wait $ip; wait
-	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' "$dir/ping" | sort -g > "$dir/rtt"
-	awk '{ v[NR] = $1 } END {
-		if (NR == 0) { print "nan nan nan"; exit }
-		i50 = int(NR * 0.50 + 0.5); i99 = int(NR * 0.99 + 0.5)
-		if (i50 < 1) i50 = 1; if (i99 < 1) i99 = 1
-		printf "%.3f %.3f %.3f\n", v[i50], v[i99], v[NR] }' "$dir/rtt"
+	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' "$dir/ping" | percentiles 50 99 100
 	rm -rf "$dir"
 }
 

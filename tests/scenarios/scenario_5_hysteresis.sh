@@ -1,20 +1,35 @@
 #!/usr/bin/env bash
 # Scenario 5 (seed 002): hysteresis on a 512 kbit/s link. A VoIP-like class
-# (ping: 200-byte frames every 20 ms = 80 kbit/s, within its 128 kbit/s
-# rate, matched by SO_MARK) beside a bulk class that borrows (1400-byte UDP
+# (200-byte UDP frames every 20 ms = 80 kbit/s, within its 128 kbit/s rate,
+# matched by SO_MARK) beside a bulk class that borrows (1442-byte frames
 # offered at 1 Mbit/s). Bursts are set small as on an ADSL line (3000 B).
-# Measured: VoIP jitter (p99 of the change in RTT between consecutive
-# pings) and the bulk class's largest burst (bytes received in any 10 ms
-# window), with hysteresis off and on, for htbctl and kernel HTB.
-# Pass: htbctl with hysteresis off keeps VoIP jitter p99 under 2 ms.
+# Both streams come from tests/tools/voipprobe, which timestamps each packet
+# at the sender and in the receiving kernel.
+#
+# VoIP interarrival jitter at the receiver is RFC 3550's: the change in
+# transit time between consecutive packets, p99 and max over 400 packets.
+# It is measured over two spans:
+#   shaper:   from the kernel's TX_SCHED stamp (entry to __dev_queue_xmit,
+#             just before tc egress) to the receiving kernel: tc, the qdisc
+#             and the link, i.e. what the shaper does to the call;
+#   end-to-end: from the sender's clock_gettime() before send(); adds the
+#             sender's own socket and IP path, which under software
+#             emulation alone shows up to ~2 ms at p99 with no shaper at
+#             all (the unshaped rows), so it is reported, not judged.
+# Also: VoIP packets lost, and the bulk class's largest burst (bytes
+# received in any 10 ms window), with hysteresis off and on, for htbctl
+# and kernel HTB.
+# Pass: htbctl with hysteresis off keeps the shaper's VoIP jitter p99
+# under 2 ms and loses no VoIP packet.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/netns.sh
 . tests/lib/shaping.sh
-trap 'topo_down; rm -f "$conf"' EXIT
+conf=$(mktemp --suffix=.ini)
+dir=$(mktemp -d)
+trap 'topo_down; rm -rf "$conf" "$dir"' EXIT
 topo_up s5 || { fail "scenario5 setup"; exit 1; }
 
-conf=$(mktemp --suffix=.ini)
 cat > "$conf" <<INI
 [device]
 default = 1:20
@@ -40,75 +55,104 @@ prio = 1
 match = udp dport 7001
 INI
 
-# One run with the current shaper -> "jitter_p99_ms rtt_p50_ms burst10ms_bytes"
-measure() {
-	local dir
-	dir=$(mktemp -d)
-	in_rcv tcpdump -i "$RCV_IF" -n -tt -l -q 'udp dst port 7001' > "$dir/cap" 2>/dev/null &
-	local cap=$!
-	in_rcv iperf3 -s -1 -p 7001 > /dev/null 2>&1 &
-	sleep 0.5
-	in_snd iperf3 -c "$RCV_IP4" -p 7001 -u -b 1M -l 1400 -t 12 > /dev/null 2>&1 &
-	local ip=$!
-	sleep 2
-	in_snd ping -n -c 400 -i 0.02 -s 158 -m 16 "$RCV_IP4" > "$dir/ping" 2>&1
-	wait $ip
-	sleep 0.5
-	kill $cap 2>/dev/null; wait 2>/dev/null
-	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' "$dir/ping" > "$dir/rtt"
-	local jit p50 burst
-	jit=$(awk 'NR > 1 { d = $1 - prev; if (d < 0) d = -d; print d } { prev = $1 }' "$dir/rtt" |
-		sort -g | awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; printf "%.3f", NR ? v[i] : -1 }')
-	p50=$(sort -g "$dir/rtt" | awk '{ v[NR] = $1 } END { i = int(NR * 0.5 + 0.5); if (i < 1) i = 1; printf "%.3f", NR ? v[i] : -1 }')
-	# tcpdump -q lines end in "length N" (UDP payload): add 42 for the frame.
-	burst=$(awk '{ t[NR] = $1; l[NR] = $NF + 42 }
-		END { j = 1; s = 0; m = 0
-		      for (i = 1; i <= NR; i++) { s += l[i]
-			while (t[i] - t[j] >= 0.010) { s -= l[j]; j++ }
-			if (s > m) m = s }
-		      print m }' "$dir/cap")
-	echo "$jit $p50 $burst"
-	rm -rf "$dir"
+VOIPS=400		# 8 s of VoIP
+BULKS=1100		# 12.7 s of bulk: 1442-byte frames every 11.536 ms = 1 Mbit/s
+VP=$(dirname "$HTBCTL")/tests/tools/voipprobe
+
+# RFC 3550 transit changes (ms) of "SEQ T_SEND T_RECV" lines -> "p99 max"
+jitter_of() {
+	awk 'NR > 1 { d = ($3 - pr) - ($2 - ps); if (d < 0) d = -d; printf "%.6f\n", d / 1e6 }
+	     { pr = $3; ps = $2 }' "$1" | percentiles 99 100
 }
 
-# The floor: the same pings with no shaper and no other traffic. Under
-# software emulation it was 3.0 ms at p99 (2026-11-30), above the bound.
-floor=$(in_snd ping -n -c 300 -i 0.02 -s 158 "$RCV_IP4" 2>&1 |
-	sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p' |
-	awk 'NR > 1 { d = $1 - prev; if (d < 0) d = -d; print d } { prev = $1 }' |
-	sort -g | awk '{ v[NR] = $1 } END { i = int(NR * 0.99 + 0.5); if (i < 1) i = 1; printf "%.3f", NR ? v[i] : -1 }')
-echo "jitter floor (unshaped, idle link): p99 $floor ms"
-summary_row scenario5 "voip jitter p99 ms, unshaped idle" "(floor)" "$floor" "$floor" "-" INFO
+# "p99 max" of both spans: received lines "SEQ USER_NS RECV_NS LEN" and the
+# sender's "SEQ USER_NS SCHED_NS" -> "shaper_p99 shaper_max e2e_p99 e2e_max"
+voip_jitter() {	# recv_file send_file
+	awk 'FNR == NR { s[$1] = $3; next } ($1 in s) && s[$1] > 0 { print $1, s[$1], $3 }' \
+		"$2" "$1" > "$dir/sched"
+	echo "$(jitter_of "$dir/sched") $(jitter_of "$1")"
+}
+
+# Largest number of bytes received in any 10 ms window ("... RECV_NS FRAME").
+max_burst_10ms() {
+	sort -n -k3 "$1" | awk '{ t[NR] = $3; l[NR] = $4 }
+		END { j = 1; s = 0; m = 0
+		      for (i = 1; i <= NR; i++) { s += l[i]
+			while (t[i] - t[j] >= 10000000) { s -= l[j]; j++ }
+			if (s > m) m = s }
+		      print m }'
+}
+
+# One run with the current shaper (or none) -> "shaper_p99 shaper_max
+# e2e_p99 e2e_max voip_lost burst10ms_bytes"; bulk=0 runs VoIP alone.
+measure() {	# bulk
+	local vr br=
+	in_rcv "$VP" recv 7000 $VOIPS 5 > "$dir/voip" &
+	vr=$!
+	if [ "$1" = 1 ]; then
+		in_rcv "$VP" recv 7001 $BULKS 3 > "$dir/bulk" &
+		br=$!
+		sleep 0.3
+		in_snd "$VP" send "$RCV_IP4" 7001 $BULKS 11536 1442 > /dev/null &
+		sleep 2
+	else
+		: > "$dir/bulk"
+		sleep 0.3
+	fi
+	in_snd "$VP" send "$RCV_IP4" 7000 $VOIPS 20000 200 0x10 > "$dir/voip.tx"
+	wait
+	echo "$(voip_jitter "$dir/voip" "$dir/voip.tx") $((VOIPS - $(wc -l < "$dir/voip"))) $(max_burst_10ms "$dir/bulk")"
+}
 
 ok=1
 tsv=$RESULTS/scenario5.tsv
 : > "$tsv"
-printf '%-8s %-5s %12s %10s %14s\n' shaper hyst jitter_p99 rtt_p50 burst10ms_B
+row() { printf '%-8s %-5s %-5s %10s %10s %10s %10s %6s %12s\n' "$@"; }
+row shaper hyst bulk shaper_p99 shaper_max e2e_p99 e2e_max lost burst10ms_B
+read -r fj fjm fe fem fl fb <<<"$(measure 0)"
+row none - no "$fj" "$fjm" "$fe" "$fem" "$fl" -
+summary_row scenario5 "voip jitter p99 ms, no shaper, idle: shaper/e2e" "(floor)" "$fj / $fe" "-" "-" INFO
+read -r fj fjm fe fem fl fb <<<"$(measure 1)"
+row none - yes "$fj" "$fjm" "$fe" "$fem" "$fl" "$fb"
+summary_row scenario5 "voip jitter p99 ms, no shaper, bulk: shaper/e2e" "(floor)" "$fj / $fe" "-" "-" INFO
 for h in off on; do
-	shape_htbctl "$conf" > /dev/null 2>&1 || { fail "scenario5: load failed"; ok=0; continue; }
-	in_snd "$HTBCTL" set dev "$SND_IF" hysteresis $h > /dev/null
-	read -r j p b <<<"$(measure)"
+	j=- jm=- e=- em=- l=- b=-
+	if shape_htbctl "$conf" > /dev/null 2>&1 &&
+	   in_snd "$HTBCTL" set dev "$SND_IF" hysteresis $h > /dev/null; then
+		read -r j jm e em l b <<<"$(measure 1)"
+	else
+		fail "scenario5: htbctl load or set hysteresis $h failed"
+		ok=0
+	fi
 	unshape_htbctl
-	printf '%-8s %-5s %12s %10s %14s\n' htbctl $h "$j" "$p" "$b"
+	row htbctl $h yes "$j" "$jm" "$e" "$em" "$l" "$b"
 	hp=/sys/module/sch_htb/parameters/htb_hysteresis
-	kj=- kp=- kb=-
+	kj=- kjm=- ke=- kem=- kl=- kb=-
 	if shape_kernel_htb "$conf"; then
 		if [ -w $hp ]; then echo $([ $h = on ] && echo 1 || echo 0) > $hp; fi
 		if [ $h = off ] || [ -w $hp ]; then
-			read -r kj kp kb <<<"$(measure)"
+			read -r kj kjm ke kem kl kb <<<"$(measure 1)"
 		fi
 		unshape_kernel_htb
 		[ -w $hp ] && echo 0 > $hp
 	fi
-	printf '%-8s %-5s %12s %10s %14s\n' htb $h "$kj" "$kp" "$kb"
-	printf '%s\t%s\t%s\t%s\n' "jitter hyst $h" "-" "$j" "$kj" >> "$tsv"
+	row htb $h yes "$kj" "$kjm" "$ke" "$kem" "$kl" "$kb"
+	printf '%s\t%s\t%s\t%s\n' "shaper jitter p99, hyst $h" "-" "$j" "$kj" >> "$tsv"
+	printf '%s\t%s\t%s\t%s\n' "end-to-end jitter p99, hyst $h" "-" "$e" "$ke" >> "$tsv"
 	if [ $h = off ]; then
-		if awk -v j="$j" 'BEGIN { exit !(j >= 0 && j < 2) }'; then v=PASS; else v=FAIL ok=0; fail "scenario5: VoIP jitter p99 $j ms with hysteresis off (limit 2 ms)"; fi
-		summary_row scenario5 "voip jitter p99 ms, hyst off" "< 2" "$j" "$kj" "2ms" $v
+		if awk -v j="$j" -v l="$l" 'BEGIN { exit !(j != "-" && j >= 0 && j < 2 && l == 0) }'; then
+			v=PASS
+		else
+			v=FAIL ok=0
+			fail "scenario5: VoIP jitter p99 $j ms, $l lost, with hysteresis off (limit 2 ms, none lost)"
+		fi
+		summary_row scenario5 "voip jitter p99 ms (shaper), hyst off" "< 2" "$j" "$kj" "2ms" $v
 	else
-		summary_row scenario5 "voip jitter p99 ms, hyst on" "(report)" "$j" "$kj" "-" INFO
+		summary_row scenario5 "voip jitter p99 ms (shaper), hyst on" "(report)" "$j" "$kj" "-" INFO
 	fi
+	summary_row scenario5 "voip jitter p99 ms (end-to-end), hyst $h" "(report)" "$e" "$ke" "-" INFO
+	summary_row scenario5 "voip lost of $VOIPS, hyst $h" "(report)" "$l" "$kl" "-" INFO
 	summary_row scenario5 "bulk max bytes/10ms, hyst $h" "(report)" "$b" "$kb" "-" INFO
 done
-plot_bars "$tsv" "scenario 5: VoIP jitter p99 (ms), hysteresis off/on"
-[ $ok = 1 ] && pass "scenario5: VoIP jitter p99 under 2 ms with hysteresis off"
+plot_bars "$tsv" "scenario 5: VoIP jitter p99, hysteresis off/on" ms
+[ $ok = 1 ] && pass "scenario5: VoIP jitter p99 (shaper) under 2 ms and no VoIP lost with hysteresis off"
