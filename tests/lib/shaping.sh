@@ -99,7 +99,6 @@ run_flows() {
 	rm -rf "$dir"
 }
 
-# Relative error of measured against expected, in percent (signed).
 # Nearest-rank percentiles of the numbers on stdin: `percentiles 50 99 100`
 # prints "p50 p99 max" (nan for no input).
 percentiles() {
@@ -111,6 +110,7 @@ percentiles() {
 		      print "" }'
 }
 
+# Relative error of measured against expected, in percent (signed).
 rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
 within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
 mbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e6 }'; }

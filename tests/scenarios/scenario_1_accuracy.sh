@@ -28,7 +28,7 @@ rate = $rate
 match = $proto dport 5201
 INI
 	if [ "$proto" = udp ]; then
-		out=$(compare_shapers "$conf" 8 "5201:udp:$(( ${rate%mbit} * 2 ))M:$len")
+		out=$(compare_shapers "$conf" 8 "5201:udp:$(( ${rate%mbit} * 5 / 4 ))M:$len")
 	else
 		out=$(compare_shapers "$conf" 8 "5201:tcp:0:128K")
 	fi

@@ -3,7 +3,7 @@
 # (200-byte UDP frames every 20 ms = 80 kbit/s, within its 128 kbit/s rate,
 # matched by SO_MARK) beside a bulk class that borrows (1442-byte frames
 # offered at 1 Mbit/s). Bursts are set small as on an ADSL line (3000 B).
-# Both streams come from tests/tools/voipprobe, which timestamps each packet
+# Both streams come from tests/tools/tsprobe, which timestamps each packet
 # at the sender and in the receiving kernel.
 #
 # VoIP interarrival jitter at the receiver is RFC 3550's: the change in
@@ -57,7 +57,7 @@ INI
 
 VOIPS=400		# 8 s of VoIP
 BULKS=1100		# 12.7 s of bulk: 1442-byte frames every 11.536 ms = 1 Mbit/s
-VP=$(dirname "$HTBCTL")/tests/tools/voipprobe
+VP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 
 # RFC 3550 transit changes (ms) of "SEQ T_SEND T_RECV" lines -> "p99 max"
 jitter_of() {
