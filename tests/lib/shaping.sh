@@ -90,7 +90,9 @@ run_flows() {
 		IFS=: read -r port proto rate len <<<"$f"
 		local bps retr
 		# One jq per flow: jq takes about a second to start under emulation.
-		jq -r --slurpfile c "$dir/c.$port" '
+		# The client may print a warning (e.g. datagram > MSS) before its JSON.
+		sed -n '/^{/,$p' "$dir/c.$port" > "$dir/c.$port.json"
+		jq -r --slurpfile c "$dir/c.$port.json" '
 			([.intervals[2:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)),
 			($c[0].end.sum_sent.retransmits // 0),
 			(.intervals[].sum | "\(.end) \(.bits_per_second)")' \
