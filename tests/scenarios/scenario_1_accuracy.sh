@@ -14,36 +14,69 @@ conf=$(mktemp --suffix=.ini)
 tsv=$RESULTS/scenario1.tsv
 : > "$tsv"
 ok=1
-printf '%-14s %10s %10s %10s %8s\n' case expected htbctl htb err%
-run_case() {	# label rate proto len expected_bps
-	local label=$1 rate=$2 proto=$3 len=$4 exp=$5 out a h err v
-	cat > "$conf" <<INI
-[device]
-default = 1:10
-[class 1:1]
-rate = $rate
-[class 1:10]
-parent = 1:1
-rate = $rate
-match = $proto dport 5201
-INI
-	if [ "$proto" = udp ]; then
-		out=$(compare_shapers "$conf" 8 "5201:udp:$(( ${rate%mbit} * 5 / 4 ))M:$len")
+# One tree holds every case: a root class per case with one leaf at the
+# same rate, matched by its own port; the cases run one after another, so
+# each leaf is alone on the link. One load per shaper (a load verifies the
+# program again, seconds under emulation).
+# label rate_mbit proto len
+CASES="udp64@5M:5:udp:64 udp400@5M:5:udp:400 udp400@20M:20:udp:400
+udp1000@20M:20:udp:1000 udp1472@20M:20:udp:1472 tcp@100M:100:tcp:0"
+{
+	echo "[device]"
+	echo "default = 1:99"
+	n=0
+	for c in $CASES; do
+		IFS=: read -r _ r proto _ <<<"$c"
+		n=$((n + 1))
+		printf '[class 1:%d]\nrate = %smbit\n' "$n" "$r"
+		printf '[class 1:%d]\nparent = 1:%d\nrate = %smbit\nmatch = %s dport %d\n' \
+			$((n + 10)) "$n" "$r" "$proto" $((5200 + n))
+	done
+	printf '[class 1:99]\nrate = 1mbit\n'
+} > "$conf"
+declare -A got
+for shaper in htbctl kernel_htb; do
+	if [ $shaper = htbctl ]; then
+		shape_htbctl "$conf" > /dev/null 2>&1 || { fail "scenario1: load failed"; ok=0; continue; }
 	else
-		out=$(compare_shapers "$conf" 8 "5201:tcp:0:128K")
+		shape_kernel_htb "$conf" || { fail "scenario1: kernel HTB setup failed"; ok=0; continue; }
 	fi
-	read -r _ a h _ <<<"$out"
-	err=$(rel_err "${a:-0}" "$exp")
-	printf '%-14s %10s %10s %10s %8s\n' "$label" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "$err"
-	printf '%s\t%s\t%s\t%s\n' "$label" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" >> "$tsv"
-	if within "${a:-0}" "$exp" 2; then v=PASS; else v=FAIL; ok=0; fail "scenario1 $label: htbctl $(mbit ${a:-0}) Mbit/s, expected $(mbit $exp) +-2%"; fi
-	summary_row scenario1 "$label" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "2%" $v
-}
-udp_exp() { awk -v r="$1" -v l="$2" 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
-for c in 5:64 5:400 20:400 20:1000 20:1472; do
-	r=${c%%:*} l=${c##*:}
-	run_case "udp${l}@${r}M" "${r}mbit" udp "$l" "$(udp_exp ${r}e6 $l)"
+	n=0
+	for c in $CASES; do
+		IFS=: read -r label r proto len <<<"$c"
+		n=$((n + 1))
+		if [ "$proto" = udp ]; then
+			# Offered 1.25x; 2x for 64-byte datagrams (5.9k packets/s,
+			# near what the emulated VM carries, and 1.25x fell short
+			# once: 2.95 of 3.02 Mbit/s).
+			if [ "$len" -lt 100 ]; then o=$((r * 2)); else o=$((r * 5 / 4)); fi
+			flow="$((5200 + n)):udp:${o}M:$len"
+		else
+			flow="$((5200 + n)):tcp:0:128K"
+		fi
+		read -r _ got[$shaper.$label] _ <<<"$(run_flows 6 "$flow")"
+	done
+	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
 done
-run_case "tcp@100M" 100mbit tcp 0 "$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')"
+
+printf '%-14s %10s %10s %10s %8s\n' case expected htbctl htb err%
+for c in $CASES; do
+	IFS=: read -r label r proto len <<<"$c"
+	if [ "$proto" = udp ]; then
+		exp=$(awk -v r="${r}e6" -v l="$len" 'BEGIN { printf "%.0f", r * l / (l + 42) }')
+	else
+		exp=$(awk -v r="${r}e6" 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
+	fi
+	a=${got[htbctl.$label]:-0} h=${got[kernel_htb.$label]:-0}
+	printf '%-14s %10s %10s %10s %8s\n' "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$(rel_err $a $exp)"
+	printf '%s\t%s\t%s\t%s\n' "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" >> "$tsv"
+	if within "$a" "$exp" 2; then
+		v=PASS
+	else
+		v=FAIL ok=0
+		fail "scenario1 $label: htbctl $(mbit $a) Mbit/s, expected $(mbit $exp) +-2%"
+	fi
+	summary_row scenario1 "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "2%" $v
+done
 plot_bars "$tsv" "scenario 1: accuracy by packet size (receiver goodput)"
 [ $ok = 1 ] && pass "scenario1: htbctl within 2% at every packet size"
