@@ -7,7 +7,7 @@ md=0
 [ "${1:-}" = --markdown ] && { md=1; shift; }
 f=${1:-build/results/summary.tsv}
 [ -s "$f" ] || { echo "no scenario results in $f"; exit 0; }
-when="$(date -u '+%F %H:%M UTC'), host $(uname -r), $(nproc) cpus"
+when="results of $(date -u -r "$f" '+%F %H:%M UTC'), host $(uname -r), $(nproc) cpus"
 if [ $md = 1 ]; then
 	echo "Scenario summary ($when; VM: Debian's kernel under qemu TCG):"
 	echo
