@@ -161,9 +161,27 @@ set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set ylabel '${3:-Mbit/s}'
-set key top right
+set key below
 set xtics rotate by -30
 set datafile separator '\t'
-plot '$1' using 2:xtic(1) title 'expected', '' using 3 title 'htbctl', '' using 4 title 'kernel HTB'
+plot '$1' using 2 title 'expected', '' using 3:xtic(1) title 'htbctl', '' using 4 title 'kernel HTB'
+GP
+}
+
+# plot_lines FILE.tsv TITLE XLABEL -> FILE.png: column 1 is x, the others
+# series (Mbit/s), titled by the file's header line.
+plot_lines() {
+	command -v gnuplot >/dev/null || return 0
+	gnuplot <<GP 2>/dev/null
+set terminal pngcairo size 900,500 noenhanced
+set output '${1%.tsv}.png'
+set title '$2'
+set xlabel '$3'
+set ylabel 'Mbit/s'
+set key below
+set grid
+set datafile separator '\t'
+set key autotitle columnhead
+plot for [i=2:*] '$1' using 1:i with linespoints
 GP
 }

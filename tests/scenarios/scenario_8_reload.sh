@@ -70,11 +70,16 @@ td=$(date +%s%N)
 wait
 unshape_htbctl
 echo "reload took $(( (td - t_start) / 1000000 )) ms; receiver goodput (Mbit/s) per second from the reload's end:"
+tsv=$RESULTS/scenario8.tsv
+printf 's from reload\tA (5 -> 10M)\tB (5M)\tC (5M)\n' > "$tsv"
 for k in -4 -3 -2 -1 0 1 2 3; do
 	from=$((td + k * 1000000000)) to=$((td + (k + 1) * 1000000000))
-	printf '  t=%+3d s  A %6s  B %6s  C %6s\n' "$k" "$(mbit "$(rate_in "$dir/6001" $from $to)")" \
-		"$(mbit "$(rate_in "$dir/6002" $from $to)")" "$(mbit "$(rate_in "$dir/6003" $from $to)")"
+	ra=$(mbit "$(rate_in "$dir/6001" $from $to)") rb=$(mbit "$(rate_in "$dir/6002" $from $to)")
+	rc=$(mbit "$(rate_in "$dir/6003" $from $to)")
+	printf '  t=%+3d s  A %6s  B %6s  C %6s\n' "$k" "$ra" "$rb" "$rc"
+	printf '%s\t%s\t%s\t%s\n' "$k" "$ra" "$rb" "$rc" >> "$tsv"
 done
+plot_lines "$tsv" "scenario 8: receiver goodput per second around the reload" "seconds from the reload's end"
 first=$(rate_in "$dir/6001" $((td + 250000000)) $((td + 1000000000)))
 if awk -v a="$first" -v e="$(good 10e6)" 'BEGIN { exit !(a >= 0.95 * e) }'; then
 	pass "scenario8: A's new rate visible within a second of the reload"
