@@ -144,6 +144,8 @@ struct htb_dev_stats {
 	__u64 unclassified_bytes;
 	__u64 stale_tstamps;
 	__u64 drops;
+	__u64 control_packets;	/* ARP and IPv6 neighbour discovery: never shaped */
+	__u64 control_bytes;
 };
 
 /* Classifier keys. Values of every classifier map are a __u32 class index. */

@@ -83,7 +83,7 @@ static int read_dev_stats(int fd, struct htb_dev_stats *sum)
 	memset(sum, 0, sizeof(*sum));
 	if (ncpu <= 0)
 		return ncpu;
-	v = calloc(ncpu, sizeof(*v));	/* 32 bytes: already 8-aligned */
+	v = calloc(ncpu, sizeof(*v));	/* 48 bytes: already 8-aligned */
 	if (!v)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(fd, &key, v)) {
@@ -95,6 +95,8 @@ static int read_dev_stats(int fd, struct htb_dev_stats *sum)
 	for (int i = 0; i < ncpu; i++) {
 		sum->unclassified_packets += v[i].unclassified_packets;
 		sum->unclassified_bytes += v[i].unclassified_bytes;
+		sum->control_packets += v[i].control_packets;
+		sum->control_bytes += v[i].control_bytes;
 		sum->stale_tstamps += v[i].stale_tstamps;
 		sum->drops += v[i].drops;
 	}
@@ -246,6 +248,8 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
 	print_string(&p, "config", "\n config %s", m.config);
 	print_u64(&p, "unclassified_packets", "\n unclassified: %llu pkt", ds.unclassified_packets);
 	print_u64(&p, "unclassified_bytes", " %llu bytes", ds.unclassified_bytes);
+	print_u64(&p, "control_packets", ", link control (ARP, ND, unshaped): %llu pkt", ds.control_packets);
+	print_u64(&p, "control_bytes", " %llu bytes", ds.control_bytes);
 	print_u64(&p, "stale_tstamps", ", stale tstamps %llu", ds.stale_tstamps);
 	print_u64(&p, "drops", ", dropped %llu", ds.drops);
 	print_time(&p, "interval", ", rates over %s", t2 - t1);

@@ -211,6 +211,8 @@ static inline struct htb_dev_stats fx_dev_stats(struct fx *f)
 			sum.unclassified_bytes += v[i].unclassified_bytes;
 			sum.stale_tstamps += v[i].stale_tstamps;
 			sum.drops += v[i].drops;
+			sum.control_packets += v[i].control_packets;
+			sum.control_bytes += v[i].control_bytes;
 		}
 	free(v);
 	return sum;

@@ -809,3 +809,54 @@ Test(prog, two_cpus_no_lost_charge, .timeout = 300)
 		    N, (unsigned long long)r.sf[0].lends, (unsigned long long)r.sf[1].lends,
 		    (unsigned long long)r.sf[2].lends, (unsigned long long)r.sf[3].lends);
 }
+
+/* ARP and IPv6 neighbour discovery pass unshaped and uncharged, even when
+ * the default class they would fall into is full; other ICMPv6 does not. */
+Test(prog, link_control_bypasses_a_full_class)
+{
+	struct run_in in = { 0 };
+	struct pkt_spec nd = {
+		.v6 = 1, .proto = 58, .src = "fd00:18::1", .dst = "ff02::1:ff00:2",
+		.payload = 24,
+	};
+	struct htb_class_state before;
+	struct htb_dev_stats ds;
+	struct run_out o;
+	struct pkt arp, p;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 50 * MS), 0);
+	F.treeconf.default_idx = 1;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	pkt_udp4(&p, 1500);
+	for (int i = 0; i < 10; i++)
+		cr_assert_eq(fx_run(&F, &p, &in, NULL), 0);
+	cr_assert_gt(fx_state(&F, 1).drops, 0);	/* the default class is full */
+	before = fx_state(&F, 1);
+
+	memset(&arp, 0, sizeof(arp));
+	memset(arp.data, 0xff, 6);
+	arp.data[12] = 0x08; arp.data[13] = 0x06;
+	arp.len = 42;
+	cr_assert_eq(fx_run(&F, &arp, &in, &o), 0);
+	cr_expect_eq(o.retval, TC_ACT_OK_);
+	cr_expect_eq(o.tstamp, 0);
+
+	pkt_build(&p, &nd);
+	p.data[14 + 40] = 135;	/* neighbour solicitation */
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.retval, TC_ACT_OK_);
+	cr_expect_eq(o.tstamp, 0);
+
+	ds = fx_dev_stats(&F);
+	cr_expect_eq(ds.control_packets, 2);
+	cr_expect_eq(ds.control_bytes, 42 + p.len);
+	cr_expect_eq(fx_state(&F, 1).packets, before.packets);
+	cr_expect_eq(fx_state(&F, 1).tokens, before.tokens);
+	cr_expect_eq(fx_state(&F, 1).drops, before.drops);
+
+	p.data[14 + 40] = 128;	/* echo request: ordinary traffic */
+	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
+	cr_expect_eq(o.retval, TC_ACT_SHOT_);
+	cr_expect_eq(fx_dev_stats(&F).control_packets, 2);
+}

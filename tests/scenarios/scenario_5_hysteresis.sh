@@ -85,7 +85,7 @@ max_burst_10ms() {
 
 # One run with the current shaper (or none) -> "shaper_p99 shaper_max
 # e2e_p99 e2e_max voip_lost burst10ms_bytes"; bulk=0 runs VoIP alone.
-measure() {	# bulk
+measure() {	# bulk label (raw stamps kept in $RESULTS/scenario5.LABEL.*)
 	local vr br=
 	in_rcv "$VP" recv 7000 $VOIPS 5 > "$dir/voip" &
 	vr=$!
@@ -101,6 +101,8 @@ measure() {	# bulk
 	fi
 	in_snd "$VP" send "$RCV_IP4" 7000 $VOIPS 20000 200 0x10 > "$dir/voip.tx"
 	wait
+	cp "$dir/voip" "$RESULTS/scenario5.$2.voip.rx"
+	cp "$dir/voip.tx" "$RESULTS/scenario5.$2.voip.tx"
 	echo "$(voip_jitter "$dir/voip" "$dir/voip.tx") $((VOIPS - $(wc -l < "$dir/voip"))) $(max_burst_10ms "$dir/bulk")"
 }
 
@@ -109,17 +111,17 @@ tsv=$RESULTS/scenario5.tsv
 : > "$tsv"
 row() { printf '%-8s %-5s %-5s %10s %10s %10s %10s %6s %12s\n' "$@"; }
 row shaper hyst bulk shaper_p99 shaper_max e2e_p99 e2e_max lost burst10ms_B
-read -r fj fjm fe fem fl fb <<<"$(measure 0)"
+read -r fj fjm fe fem fl fb <<<"$(measure 0 none-idle)"
 row none - no "$fj" "$fjm" "$fe" "$fem" "$fl" -
 summary_row scenario5 "voip jitter p99 ms, no shaper, idle: shaper/e2e" "(floor)" "$fj / $fe" "-" "-" INFO
-read -r fj fjm fe fem fl fb <<<"$(measure 1)"
+read -r fj fjm fe fem fl fb <<<"$(measure 1 none-bulk)"
 row none - yes "$fj" "$fjm" "$fe" "$fem" "$fl" "$fb"
 summary_row scenario5 "voip jitter p99 ms, no shaper, bulk: shaper/e2e" "(floor)" "$fj / $fe" "-" "-" INFO
 for h in off on; do
 	j=- jm=- e=- em=- l=- b=-
 	if shape_htbctl "$conf" > /dev/null 2>&1 &&
 	   in_snd "$HTBCTL" set dev "$SND_IF" hysteresis $h > /dev/null; then
-		read -r j jm e em l b <<<"$(measure 1)"
+		read -r j jm e em l b <<<"$(measure 1 htbctl-hyst-$h)"
 	else
 		fail "scenario5: htbctl load or set hysteresis $h failed"
 		ok=0
@@ -131,7 +133,7 @@ for h in off on; do
 	if shape_kernel_htb "$conf"; then
 		if [ -w $hp ]; then echo $([ $h = on ] && echo 1 || echo 0) > $hp; fi
 		if [ $h = off ] || [ -w $hp ]; then
-			read -r kj kjm ke kem kl kb <<<"$(measure 1)"
+			read -r kj kjm ke kem kl kb <<<"$(measure 1 htb-hyst-$h)"
 		fi
 		unshape_kernel_htb
 		[ -w $hp ] && echo 0 > $hp
