@@ -93,7 +93,7 @@ measure() {	# bulk label (raw stamps kept in $RESULTS/scenario5.LABEL.*)
 		in_rcv "$VP" recv 7001 $BULKS 3 > "$dir/bulk" &
 		br=$!
 		sleep 0.3
-		in_snd "$VP" send "$RCV_IP4" 7001 $BULKS 11536 1442 > /dev/null &
+		in_snd "$VP" send -q "$RCV_IP4" 7001 $BULKS 11536 1442 &
 		sleep 2
 	else
 		: > "$dir/bulk"

@@ -2,8 +2,9 @@
 # Scenario 8: reload under traffic. Parent 20 Mbit/s with three 5 Mbit/s
 # classes (ceil = rate), A fed 12 Mbit/s, B and C 7 Mbit/s of 1442-byte
 # UDP frames (tests/tools/tsprobe, kernel receive stamps) for 14 s. At
-# t = 6 s `htbctl reload` raises A to 10 Mbit/s. Rates are taken over
-# windows counted from the moment the reload command returned.
+# t = 6 s `htbctl reload` raises A to 10 Mbit/s; in a second run, kernel
+# HTB from the same trees gets `tc class change`. Rates are taken over
+# windows counted from the moment the change command returned.
 # Pass: A runs at >= 95% of its new goodput from 0.25 s to 1 s after the
 # reload (the first 0.25 s may still carry up to `limit`, 100 ms, of
 # packets stamped at the old rate before the reload), and no whole second
@@ -51,36 +52,77 @@ rate_in() {	# file from_ns to_ns
 		END { printf "%.0f", s * 1e9 / (b - a) }' "$1"
 }
 ok=1
-shape_htbctl "$c1" >/dev/null || { fail "scenario8: load failed"; exit 1; }
-# port offered_bit/s -> one paced sender for 14 s and its receiver
+# port offered_bit/s file -> one paced sender for 14 s and its receiver
 flow() {
 	local gap=$((FRAME * 8 * 1000000 / $2)) n
 	n=$((14000000 / gap))
-	in_rcv "$TP" recv "$1" "$n" 3 > "$dir/$1" &
+	in_rcv "$TP" recv "$1" "$n" 3 > "$3" &
 	sleep 0.2
-	in_snd "$TP" send "$RCV_IP4" "$1" "$n" "$gap" $FRAME > /dev/null &
+	in_snd "$TP" send -q "$RCV_IP4" "$1" "$n" "$gap" $FRAME &
 }
-flow 6001 12000000
-flow 6002 7000000
-flow 6003 7000000
-sleep 6
-t_start=$(date +%s%N)
-in_snd "$HTBCTL" reload dev "$SND_IF" config "$c2" >/dev/null || { fail "scenario8: reload failed"; ok=0; }
-td=$(date +%s%N)
-wait
-unshape_htbctl
-echo "reload took $(( (td - t_start) / 1000000 )) ms; receiver goodput (Mbit/s) per second from the reload's end:"
+# Kernel HTB's equivalent of the reload: change class 1:10 to c2's line.
+htb_change() {
+	htb_tc_batch "$c2" "$SND_IF" | grep ' classid 1:10 ' | sed 's/^class add/class change/' > "$dir/change"
+	in_snd tc -batch "$dir/change"
+}
+# One run: flows for 14 s, the change at 6 s; $dir/SHAPER.PORT and
+# $dir/SHAPER.td (ns when the change command returned).
+run_with() {	# htbctl|htb
+	local sh=$1 t_start td
+	if [ "$sh" = htbctl ]; then
+		shape_htbctl "$c1" >/dev/null || { fail "scenario8: load failed"; return 1; }
+	else
+		shape_kernel_htb "$c1" || { fail "scenario8: kernel HTB setup failed"; return 1; }
+	fi
+	flow 6001 12000000 "$dir/$sh.6001"
+	flow 6002 7000000 "$dir/$sh.6002"
+	flow 6003 7000000 "$dir/$sh.6003"
+	sleep 6
+	t_start=$(date +%s%N)
+	if [ "$sh" = htbctl ]; then
+		in_snd "$HTBCTL" reload dev "$SND_IF" config "$c2" >/dev/null || { fail "scenario8: reload failed"; ok=0; }
+	else
+		htb_change || { fail "scenario8: tc class change failed"; ok=0; }
+	fi
+	td=$(date +%s%N)
+	echo "$td" > "$dir/$sh.td"
+	wait
+	if [ "$sh" = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+	echo "$sh: the change took $(( (td - t_start) / 1000000 )) ms"
+}
+run_with htbctl || exit 1
+run_with htb || ok=0
+
 tsv=$RESULTS/scenario8.tsv
-printf 's from reload\tA (5 -> 10M)\tB (5M)\tC (5M)\n' > "$tsv"
+printf 's from reload\tA (5 -> 10M)\tB (5M)\tC (5M)\tHTB A\tHTB B\tHTB C\n' > "$tsv"
+echo "receiver goodput (Mbit/s) per second from the change's end: htbctl | kernel HTB"
 for k in -4 -3 -2 -1 0 1 2 3; do
-	from=$((td + k * 1000000000)) to=$((td + (k + 1) * 1000000000))
-	ra=$(mbit "$(rate_in "$dir/6001" $from $to)") rb=$(mbit "$(rate_in "$dir/6002" $from $to)")
-	rc=$(mbit "$(rate_in "$dir/6003" $from $to)")
-	printf '  t=%+3d s  A %6s  B %6s  C %6s\n' "$k" "$ra" "$rb" "$rc"
-	printf '%s\t%s\t%s\t%s\n' "$k" "$ra" "$rb" "$rc" >> "$tsv"
+	row=$k line=$(printf '  t=%+3d s' "$k")
+	for sh in htbctl htb; do
+		td=$(cat "$dir/$sh.td" 2>/dev/null || echo 0)
+		from=$((td + k * 1000000000)) to=$((td + (k + 1) * 1000000000))
+		for p in 6001 6002 6003; do
+			r=$(mbit "$(rate_in "$dir/$sh.$p" $from $to 2>/dev/null || echo 0)")
+			row+=$'\t'$r line+=$(printf ' %6s' "$r")
+		done
+		[ $sh = htbctl ] && line+="  |"
+	done
+	echo "$line"
+	echo "$row" >> "$tsv"
 done
-plot_lines "$tsv" "scenario 8: receiver goodput per second around the reload" "seconds from the reload's end"
-first=$(rate_in "$dir/6001" $((td + 250000000)) $((td + 1000000000)))
+plot_lines "$tsv" "scenario 8: receiver goodput per second around the change" "seconds from the change's end"
+
+# A: 0.25 s to 1 s after the change; B, C: their lowest whole second.
+new_rate() {	# shaper
+	local td
+	td=$(cat "$dir/$1.td" 2>/dev/null || echo 0)
+	rate_in "$dir/$1.6001" $((td + 250000000)) $((td + 1000000000)) 2>/dev/null || echo 0
+}
+lowest_second() {	# file
+	awk 'NR == 1 { t0 = $3 } { t = $3 } END { for (s = t0 + 1e9; s + 1e9 <= t; s += 1e9) printf "%.0f\n", s }' "$1" 2>/dev/null |
+		while read -r s; do rate_in "$1" "$s" "$((s + 1000000000))"; echo; done | sort -g | head -1
+}
+first=$(new_rate htbctl) kfirst=$(new_rate htb)
 if awk -v a="$first" -v e="$(good 10e6)" 'BEGIN { exit !(a >= 0.95 * e) }'; then
 	pass "scenario8: A's new rate visible within a second of the reload"
 	v=PASS
@@ -88,16 +130,14 @@ else
 	fail "scenario8: A at $(mbit "$first") Mbit/s from 0.25 s to 1 s after the reload, expected $(mbit "$(good 10e6)")"
 	v=FAIL ok=0
 fi
-summary_row scenario8 "A 5->10M, 0.25-1 s after reload" "$(mbit "$(good 10e6)")" "$(mbit "$first")" "-" "-5%" $v
+summary_row scenario8 "A 5->10M, 0.25-1 s after the change" "$(mbit "$(good 10e6)")" "$(mbit "$first")" "$(mbit "$kfirst")" "-5%" $v
 for p in 6002 6003; do
-	# whole seconds from the first packet + 1 s (the start's burst) to the last
-	low=$(awk 'NR == 1 { t0 = $3 } { t = $3 } END { for (s = t0 + 1e9; s + 1e9 <= t; s += 1e9) printf "%.0f\n", s }' "$dir/$p" |
-		while read -r s; do rate_in "$dir/$p" "$s" "$((s + 1000000000))"; echo; done | sort -g | head -1)
+	low=$(lowest_second "$dir/htbctl.$p") klow=$(lowest_second "$dir/htb.$p")
 	if awk -v m="${low:-0}" -v e="$(good 5e6)" 'BEGIN { exit !(m >= 0.97 * e) }'; then
 		v=PASS
 	else
 		v=FAIL ok=0; fail "scenario8: class on port $p dipped to $(mbit "${low:-0}") Mbit/s"
 	fi
-	summary_row scenario8 "port $p lowest second" "$(mbit "$(good 5e6)")" "$(mbit "${low:-0}")" "-" "-3%" $v
+	summary_row scenario8 "port $p lowest second" "$(mbit "$(good 5e6)")" "$(mbit "${low:-0}")" "$(mbit "${klow:-0}")" "-3%" $v
 done
 [ $ok = 1 ] && pass "scenario8: no other class dipped during the reload"

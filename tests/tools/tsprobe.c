@@ -4,7 +4,7 @@
  * kernel so that the emulated VM's own scheduling noise stays out of what
  * is measured.
  *
- *   tsprobe send ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]
+ *   tsprobe send [-q] ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]
  *   tsprobe recv PORT COUNT IDLE_SECONDS
  *   tsprobe ping ADDR COUNT INTERVAL_US [MARK]
  *
@@ -180,8 +180,17 @@ static int do_send(int argc, char **argv)
 	size_t payload, hdrs;
 	int fd, err;
 
+	/* -q: no TX_SCHED stamps and no output, for bulk senders (each stamp
+	 * is a clock read and an error-queue read per packet: under TCG that
+	 * is what limits the rate). */
+	int quiet = argc > 0 && !strcmp(argv[0], "-q");
+
+	if (quiet) {
+		argc--;
+		argv++;
+	}
 	if (argc != 5 && argc != 6) {
-		fprintf(stderr, "tsprobe send: ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]\n");
+		fprintf(stderr, "tsprobe send: [-q] ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]\n");
 		return 2;
 	}
 	if (parse_ulong(argv[2], "COUNT", 1, 1000000, &count) ||
@@ -205,7 +214,7 @@ static int do_send(int argc, char **argv)
 		return die("connect");
 	freeaddrinfo(ai);
 
-	if (enable_tx_sched(fd))
+	if (!quiet && enable_tx_sched(fd))
 		return die("SO_TIMESTAMPING");
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -218,8 +227,10 @@ static int do_send(int argc, char **argv)
 		 * receiver not yet (or no longer) bound is not the sender's failure. */
 		if (send(fd, buf, payload, 0) < 0 && errno != ENOBUFS && errno != ECONNREFUSED)
 			return die("send");
-		sched_ns = read_tx_sched(fd, (uint32_t)i);
-		printf("%" PRIu32 " %" PRIu64 " %" PRIu64 "\n", h->seq, h->send_ns, sched_ns);
+		if (!quiet) {
+			sched_ns = read_tx_sched(fd, (uint32_t)i);
+			printf("%" PRIu32 " %" PRIu64 " %" PRIu64 "\n", h->seq, h->send_ns, sched_ns);
+		}
 		advance(&next, interval_us);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
@@ -423,7 +434,7 @@ int main(int argc, char **argv)
 		return do_recv(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "ping"))
 		return do_ping(argc - 2, argv + 2);
-	fprintf(stderr, "usage: tsprobe send ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]\n"
+	fprintf(stderr, "usage: tsprobe send [-q] ADDR PORT COUNT INTERVAL_US FRAME_BYTES [MARK]\n"
 			"       tsprobe recv PORT COUNT IDLE_SECONDS\n"
 			"       tsprobe ping ADDR COUNT INTERVAL_US [MARK]\n");
 	return 2;
