@@ -21,7 +21,7 @@ conf=$(mktemp --suffix=.ini)
 tsv=$RESULTS/scenario2.tsv
 : > "$tsv"
 L=1000 ok=1 prev=0
-CEILS="9400 9425 10000 10650 11425 12300 13325 14525 16000 17775 20000 22850"
+CEILS="9400 9425 10000 11425 12300 13325 16000 17775 20000 22850"
 write_conf() {	# ceil_kbit
 	cat > "$conf" <<INI
 [device]

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Scenario 4 (seed 004): latency under load. Four TCP uploads saturate a
-# 50 Mbit/s parent while pings run beside them, twice: ping in its own
+# 20 Mbit/s parent while pings run beside them, twice: ping in its own
 # prio-0 class (matched by its SO_MARK), and ping inside the bulk class.
-# RTT p50/p99/max of 600 echo requests (every 20 ms) for htbctl and kernel
+# RTT p50/p99/max of 400 echo requests (every 20 ms) for htbctl and kernel
 # HTB (default pfifo leaves), from tests/tools/tsprobe, which records for
 # each request the time ping(8) would start from (before sendto) and the
 # kernel's TX_SCHED stamp (entering __dev_queue_xmit, before tc egress),
@@ -26,17 +26,17 @@ write_conf() {	# file ping_match_line
 [device]
 default = 1:20
 [class 1:1]
-rate = 50mbit
+rate = 20mbit
 [class 1:10]
 parent = 1:1
 rate = 5mbit
-ceil = 50mbit
+ceil = 20mbit
 prio = 0
 $2
 [class 1:20]
 parent = 1:1
-rate = 45mbit
-ceil = 50mbit
+rate = 15mbit
+ceil = 20mbit
 prio = 1
 match = tcp dport 5201
 INI
@@ -44,7 +44,7 @@ INI
 write_conf "$own" "match = mark 0x10"
 write_conf "$inclass" ""
 
-PINGS=600
+PINGS=400
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 
 # Pings while the link is saturated ->
@@ -54,7 +54,7 @@ ping_under_load() {
 	out=$(mktemp)
 	in_rcv iperf3 -s -1 -p 5201 > /dev/null 2>&1 &
 	sleep 0.5
-	in_snd iperf3 -c "$RCV_IP4" -p 5201 -t 15 -P 4 > /dev/null 2>&1 &
+	in_snd iperf3 -c "$RCV_IP4" -p 5201 -t 11 -P 4 > /dev/null 2>&1 &
 	local ip=$!
 	sleep 2
 	in_snd "$TP" ping "$RCV_IP4" $PINGS 20000 0x10 > "$out"

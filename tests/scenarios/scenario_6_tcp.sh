@@ -26,7 +26,7 @@ ok=1
 exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
 printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% 'retr(h/k)'
 for n in 1 8; do
-	read -r _ a h ar hr <<<"$(compare_shapers "$conf" 10 "5201:tcp:0:128K:$n")"
+	read -r _ a h ar hr <<<"$(compare_shapers "$conf" 8 "5201:tcp:0:128K:$n")"
 	printf '%-8s %10s %10s %10s %8s %12s\n' "$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" \
 		"$(rel_err ${a:-0} $exp)" "${ar:-?}/${hr:-?}"
 	printf '%s\t%s\t%s\t%s\n' "tcp x$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" >> "$tsv"
