@@ -346,8 +346,11 @@ static void ping_collect(int fd, uint16_t ident, struct ping_probe *pr,
 		if (icmp.type != ICMP_ECHOREPLY || ntohs(icmp.un.echo.id) != ident)
 			continue;
 		seq = ntohs(icmp.un.echo.sequence);
-		if (seq < count && !pr[seq].recv_ns)
-			pr[seq].recv_ns = rx_stamp(&msg) ? rx_stamp(&msg) : now_ns(CLOCK_REALTIME);
+		if (seq < count && !pr[seq].recv_ns) {
+			pr[seq].recv_ns = rx_stamp(&msg);
+			if (!pr[seq].recv_ns)
+				pr[seq].recv_ns = now_ns(CLOCK_REALTIME);
+		}
 	}
 }
 
