@@ -149,21 +149,22 @@ summary_row() {		# scenario case expected htbctl htb tolerance verdict
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >> "$RESULTS/summary.tsv"
 }
 
+# The lines every plot starts with: FILE.tsv TITLE YLABEL
+gnuplot_head() {
+	printf '%s\n' "set terminal pngcairo size 900,500 noenhanced" \
+		"set output '${1%.tsv}.png'" "set title '$2'" "set ylabel '$3'" \
+		"set key below" "set datafile separator '\t'"
+}
+
 # plot_bars FILE.tsv TITLE [UNIT] -> FILE.png: columns label, expected,
 # htbctl, htb (in UNIT, Mbit/s by default)
 plot_bars() {
 	command -v gnuplot >/dev/null || return 0
-	gnuplot <<GP 2>/dev/null
-set terminal pngcairo size 900,500 noenhanced
-set output '${1%.tsv}.png'
-set title '$2'
+	{ gnuplot_head "$1" "$2" "${3:-Mbit/s}"; cat <<GP; } | gnuplot 2>/dev/null
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.8 border -1
-set ylabel '${3:-Mbit/s}'
-set key below
 set xtics rotate by -30
-set datafile separator '\t'
 plot '$1' using 2 title 'expected', '' using 3:xtic(1) title 'htbctl', '' using 4 title 'kernel HTB'
 GP
 }
@@ -172,16 +173,11 @@ GP
 # series (Mbit/s), titled by the file's header line.
 plot_lines() {
 	command -v gnuplot >/dev/null || return 0
-	gnuplot <<GP 2>/dev/null
-set terminal pngcairo size 900,500 noenhanced
-set output '${1%.tsv}.png'
-set title '$2'
+	{ gnuplot_head "$1" "$2" "Mbit/s"; cat <<GP; } | gnuplot 2>/dev/null
 set xlabel '$3'
-set ylabel 'Mbit/s'
-set key below
 set grid
-set datafile separator '\t'
 set key autotitle columnhead
 plot for [i=2:*] '$1' using 1:i with linespoints
 GP
 }
+
