@@ -10,7 +10,7 @@ pkgs=(
 	# unit tests, fuzzing
 	libcriterion-dev libclang-rt-14-dev
 	# network tests, demo, scenarios
-	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump
+	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump procps
 	# VM harness (a Debian kernel with sch_fq under qemu)
 	qemu-system-x86 cpio kmod busybox-static xz-utils
 )

@@ -31,6 +31,7 @@ cache=$top/.vm-cache
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-2048}
+VM_CPU=${VM_CPU:-max}
 
 # Loaded at boot, in this order, with their dependencies (from modules.dep).
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
@@ -285,7 +286,8 @@ write_stage2() {	# rundir interactive
 	local run=$1 interactive=$2 v
 	{
 		echo 'set -u'
-		printf 'run=%q top=%q interactive=%q modroot=%q\n' "$run" "$top" "$interactive" "$kdir/tree"
+		printf 'run=%q top=%q interactive=%q modroot=%q limit=%q\n' "$run" "$top" "$interactive" \
+			"$kdir/tree" $((VM_TIMEOUT > 120 ? VM_TIMEOUT - 60 : VM_TIMEOUT * 3 / 4))
 		cat <<'EOF'
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root LANG=C.UTF-8 VM_GUEST=1 VM_MODROOT=$modroot
@@ -298,8 +300,24 @@ if [ "$interactive" = 1 ]; then
 	PS1='vm:\w# ' setsid -c bash --norc -i </dev/console >/dev/console 2>&1
 	echo $? >"$run/rc"
 else
-	bash -c "$(<"$run/cmd")" vm.sh </dev/null >"$run/out" 2>&1
+	# The command gets its own process group and a watchdog that ends it
+	# before the host kills the VM: a hang then shows what was stuck (the
+	# processes, and the kernel's blocked tasks) instead of nothing.
+	setsid bash -c "$(<"$run/cmd")" vm.sh </dev/null >"$run/out" 2>&1 &
+	cpid=$!
+	{
+		sleep "$limit"
+		{ echo "vm.sh: guest: the command ran longer than ${limit}s; its processes:"
+		  ps -eo pid,ppid,stat,etimes,wchan:24,args --forest 2>&1 | grep -v -E '\[.*\]$'
+		  echo 1 >/proc/sys/kernel/sysrq && echo w >/proc/sysrq-trigger
+		  echo "vm.sh: guest: blocked tasks (sysrq w):"
+		  dmesg | sed -n '/sysrq: Show Blocked State/,$p' | head -n 150; } >>"$run/out" 2>&1
+		kill -TERM -- -"$cpid" 2>/dev/null; sleep 3; kill -KILL -- -"$cpid" 2>/dev/null
+	} &
+	wpid=$!
+	wait "$cpid"
 	rc=$?
+	kill "$wpid" 2>/dev/null
 	# A kernel warning or lockup during the run fails it, tests passed or not.
 	taint=$(cat /proc/sys/kernel/tainted)
 	if [ "$taint" != 0 ]; then
@@ -335,7 +353,7 @@ qemu_args() {	# rundir interactive
 		fi
 	fi
 	append+="${VM_APPEND:+ $VM_APPEND}"
-	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu max
+	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu "$VM_CPU"
 		-smp "$VM_SMP" -m "$VM_MEM" -nographic -nodefaults -no-reboot -nic none
 		-kernel "$kernel" -initrd "$initrd" -append "$append"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,id=hostroot,multidevs=remap")

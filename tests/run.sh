@@ -52,11 +52,12 @@ run_criterion() {	# binary -> adds to tier counters
 }
 
 run_script() {		# script [runner...] -> counts PASS/FAIL/SKIP lines
-	local log rc
+	local log rc t0=$SECONDS
 	log=$(mktemp)
 	"$@" >"$log" 2>&1
 	rc=$?
 	cat "$log"
+	echo "--- $*: $((SECONDS - t0)) s"
 	local p f s
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
 	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))

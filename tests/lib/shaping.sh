@@ -9,6 +9,19 @@ HTBCTL=${HTBCTL:-build/htbctl}
 RESULTS=${RESULTS:-build/results}
 mkdir -p "$RESULTS"
 
+# UDP senders get a socket buffer larger than either shaper's queue
+# (htbctl's 100 ms limit, HTB's 1000 packets), so an overloaded class stays
+# backlogged and the excess is dropped by the shaper. With the default
+# buffer (208 KB, ~30 ms of 400-byte packets at 20 Mbit/s) the sender
+# blocks on it instead, and a wake-up late by more than that under
+# emulation leaves the class idle: 12-17 instead of 18.1 Mbit/s, for both
+# shapers. The limit is global, so it is raised only in the VM (whose
+# kernel belongs to the run).
+UDP_SOCKBUF=()
+if [ "${VM_GUEST:-}" = 1 ]; then
+	sysctl -qw net.core.wmem_max=4194304 net.core.rmem_max=4194304 && UDP_SOCKBUF=(-w 4M)
+fi
+
 shape_htbctl() {	# config [load options]
 	local conf=$1; shift
 	in_snd "$HTBCTL" load dev "$SND_IF" config "$conf" "$@"
@@ -56,35 +69,70 @@ unshape_kernel_htb() {
 	return 0
 }
 
+# A progress line with the guest's wall clock: a run that hangs shows
+# where it stopped, and the times show where the suite's minutes go.
+step() { printf '[%(%T)T] %s\n' -1 "$*"; }
+
+# iperf_server LIFETIME PORT [iperf3 options]: a one-off iperf3 server in
+# the receiver namespace, run in the foreground (callers background it),
+# that is killed after LIFETIME seconds whatever happens: a server whose
+# client never came would otherwise wait for ever.
+iperf_server() {
+	local life=$1 port=$2; shift 2
+	in_rcv timeout -k 2 "$life" iperf3 -s -1 -p "$port" "$@"
+}
+
+# iperf_client LIFETIME iperf3 options: the same bound for a client (its
+# control connection must open within 5 s).
+iperf_client() {
+	local life=$1; shift
+	in_snd timeout -k 2 "$life" iperf3 --connect-timeout 5000 "$@"
+}
+
+# await_listen PORT...: returns once the receiver listens on every TCP
+# port, 1 after 10 s. A server takes a while to start under emulation and
+# a client that comes first is refused.
+await_listen() {
+	local p i
+	for p; do
+		for ((i = 0; i < 50; i++)); do
+			[ -n "$(in_rcv ss -Htln "sport = :$p")" ] && break
+			sleep 0.2
+		done
+		[ $i -lt 50 ] || { echo "no listener on port $p after 10 s" >&2; return 1; }
+	done
+}
+
 # run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len[:parallel]"
 # (rate as iperf3 -b takes it, 0 = unlimited TCP; len = UDP datagram size
 # or TCP write size). Prints "port bits_per_second retransmits" per flow:
 # the receiver's goodput over the run minus its first two seconds (the
 # initial burst credit would inflate a short run); retransmits are TCP's
 # (0 for UDP). The per-second receiver rates go to $RESULTS/intervals.PORT.
+# A flow that fails or hangs reports 0 and its error goes to stderr.
 run_flows() {
 	local dur=$1; shift
-	local dir f port proto rate len par pids=()
+	local dir f port proto rate len par pids=() ports=()
 	dir=$(mktemp -d)
 	for f in "$@"; do
 		IFS=: read -r port proto rate len <<<"$f"
-		in_rcv iperf3 -s -1 -p "$port" -J > "$dir/s.$port" 2>&1 &
+		iperf_server $((dur + 30)) "$port" -J > "$dir/s.$port" 2>&1 &
+		ports+=("$port")
 	done
-	sleep 0.5
+	await_listen "${ports[@]}"
 	for f in "$@"; do
 		IFS=: read -r port proto rate len par <<<"$f"
 		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J -P "${par:-1}")
 		if [ "$proto" = udp ]; then
-			opts+=(-u -b "$rate" -l "$len")
+			opts+=(-u -b "$rate" -l "$len" "${UDP_SOCKBUF[@]}")
 		else
 			[ "$rate" = 0 ] || opts+=(-b "$rate")
 			opts+=(-l "$len")
 		fi
-		in_snd iperf3 "${opts[@]}" > "$dir/c.$port" 2>&1 &
+		iperf_client $((dur + 20)) "${opts[@]}" > "$dir/c.$port" 2>&1 &
 		pids+=($!)
 	done
 	wait "${pids[@]}" 2>/dev/null
-	sleep 0.5
 	wait
 	for f in "$@"; do
 		IFS=: read -r port proto rate len <<<"$f"
@@ -98,6 +146,7 @@ run_flows() {
 			(.intervals[].sum | "\(.end) \(.bits_per_second)")' \
 			"$dir/s.$port" > "$dir/j.$port" 2>/dev/null
 		{ read -r bps; read -r retr; cat > "$RESULTS/intervals.$port"; } < "$dir/j.$port"
+		[ -n "$bps" ] || echo "iperf3 flow $f gave no result: $(grep -h -m1 -i error "$dir/c.$port" "$dir/s.$port")" >&2
 		echo "$port ${bps:-0} ${retr:-0}"
 	done
 	rm -rf "$dir"
@@ -129,12 +178,14 @@ compare_shapers() {
 	if shape_htbctl "$conf" >/dev/null; then
 		run_flows "$dur" "$@" > "$a"
 		unshape_htbctl
+		step "htbctl: $(tr '\n' ' ' < "$a")" >&2
 	else
 		echo "htbctl load failed" >&2
 	fi
 	if shape_kernel_htb "$conf"; then
 		run_flows "$dur" "$@" > "$b"
 		unshape_kernel_htb
+		step "kernel HTB: $(tr '\n' ' ' < "$b")" >&2
 	else
 		echo "kernel HTB setup failed" >&2
 	fi

@@ -55,6 +55,7 @@ for shaper in htbctl kernel_htb; do
 			flow="$((5200 + n)):tcp:0:128K"
 		fi
 		read -r _ got[$shaper.$label] _ <<<"$(run_flows 6 "$flow")"
+		step "$shaper $label: $(mbit "${got[$shaper.$label]}") Mbit/s"
 	done
 	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
 done

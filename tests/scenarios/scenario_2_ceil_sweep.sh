@@ -46,6 +46,7 @@ for c in $CEILS; do
 			{ fail "scenario2: reload to ceil ${c}kbit failed"; ok=0; }
 	fi
 	read -r _ got_a[$c] _ <<<"$(run_flows 5 "5201:udp:$((c * 3 / 2))K:$L")"
+	step "htbctl ceil ${c}K: $(mbit "${got_a[$c]}") Mbit/s"
 done
 unshape_htbctl
 for c in $CEILS; do
@@ -53,6 +54,7 @@ for c in $CEILS; do
 	got_h[$c]=0
 	if shape_kernel_htb "$conf"; then
 		read -r _ got_h[$c] _ <<<"$(run_flows 5 "5201:udp:$((c * 3 / 2))K:$L")"
+		step "kernel HTB ceil ${c}K: $(mbit "${got_h[$c]}") Mbit/s"
 		unshape_kernel_htb
 	fi
 done

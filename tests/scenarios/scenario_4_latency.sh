@@ -52,12 +52,12 @@ TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 ping_under_load() {
 	local out
 	out=$(mktemp)
-	in_rcv iperf3 -s -1 -p 5201 > /dev/null 2>&1 &
-	sleep 0.5
-	in_snd iperf3 -c "$RCV_IP4" -p 5201 -t 11 -P 4 > /dev/null 2>&1 &
+	iperf_server 40 5201 > /dev/null 2>&1 &
+	await_listen 5201 >&2
+	iperf_client 30 -c "$RCV_IP4" -p 5201 -t 11 -P 4 > /dev/null 2>&1 &
 	local ip=$!
 	sleep 2
-	in_snd "$TP" ping "$RCV_IP4" $PINGS 20000 0x10 > "$out"
+	in_snd timeout 30 "$TP" ping "$RCV_IP4" $PINGS 20000 0x10 > "$out"
 	wait $ip; wait
 	echo "$(awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$out" | percentiles 50 99 100)" \
 	     "$(awk '$4 > 0 { printf "%.6f\n", ($4 - $2) / 1e6 }' "$out" | percentiles 50 99 100)" \
@@ -74,9 +74,11 @@ for place in own inclass; do
 	conf=${!place}
 	shape_htbctl "$conf" > /dev/null || { fail "scenario4: load failed"; ok=0; continue; }
 	read -r a50 a99 amax p50 p99 pmax al <<<"$(ping_under_load)"
+	step "$place htbctl: network RTT p99 $a99 ms, $al lost"
 	unshape_htbctl
 	shape_kernel_htb "$conf" || { fail "scenario4: kernel HTB setup failed"; ok=0; continue; }
 	read -r h50 h99 hmax q50 q99 qmax hl <<<"$(ping_under_load)"
+	step "$place kernel HTB: network RTT p99 $h99 ms, $hl lost"
 	unshape_kernel_htb
 	row "$place" htbctl "$a50" "$a99" "$amax" "$p50" "$p99" "$pmax" "$al"
 	row "$place" htb "$h50" "$h99" "$hmax" "$q50" "$q99" "$qmax" "$hl"
