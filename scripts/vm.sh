@@ -11,7 +11,7 @@
 #
 # Environment:
 #   VM_TIMEOUT=900      seconds before qemu is killed (run and shell)
-#   VM_SMP=2 VM_MEM=2048
+#   VM_SMP=2 VM_MEM=2048 VM_CPU=max   (qemu -smp, -m, -cpu)
 #   VM_MODULES="..."    extra modules to load at boot (any other module of the
 #                       Debian kernel also loads on demand, e.g. by tc)
 #   VM_ENV="A B"        host variables to pass into the command's environment

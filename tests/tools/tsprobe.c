@@ -30,6 +30,11 @@
  * schedule; prints "SEQ SEND_NS SCHED_NS RECV_NS" per request, RECV_NS the
  * kernel's receive stamp of the reply (0: no reply). RECV_NS - SEND_NS is
  * what ping(8) reports; RECV_NS - SCHED_NS is the network's round trip.
+ *
+ * TSPROBE_START_NS (a CLOCK_REALTIME time in ns) makes send and ping wait
+ * for that instant and start their schedule there, so that two probes,
+ * e.g. one per shaper, send their packets at the same moments and a stall
+ * of the (emulated) machine falls on both alike.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -108,6 +113,29 @@ static void advance(struct timespec *t, unsigned long us)
 		t->tv_nsec -= 1000000000;
 		t->tv_sec++;
 	}
+}
+
+/* The schedule's first instant: now, or TSPROBE_START_NS (see above). */
+static int schedule_start(struct timespec *next)
+{
+	const char *s = getenv("TSPROBE_START_NS");
+	unsigned long long start;
+	char *end;
+
+	if (s) {
+		errno = 0;
+		start = strtoull(s, &end, 10);
+		if (errno || end == s || *end) {
+			fprintf(stderr, "tsprobe: TSPROBE_START_NS '%s' is not a number of ns\n", s);
+			return -1;
+		}
+		struct timespec at = { .tv_sec = (time_t)(start / 1000000000),
+				       .tv_nsec = (long)(start % 1000000000) };
+		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
+			;
+	}
+	clock_gettime(CLOCK_MONOTONIC, next);
+	return 0;
 }
 
 static int enable_tx_sched(int fd)
@@ -217,7 +245,8 @@ static int do_send(int argc, char **argv)
 	if (!quiet && enable_tx_sched(fd))
 		return die("SO_TIMESTAMPING");
 
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	if (schedule_start(&next))
+		return 2;
 	for (unsigned long i = 0; i < count; i++) {
 		uint64_t sched_ns;
 
@@ -402,7 +431,8 @@ static int do_ping(int argc, char **argv)
 	    enable_tx_sched(fd))
 		return die("setsockopt");
 
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	if (schedule_start(&next))
+		return 2;
 	for (unsigned long i = 0; i < count; i++) {
 		/* 56 bytes of data as ping(8) sends: 84-byte IP packets. */
 		struct { struct icmphdr h; char data[56]; } req = { 0 };
