@@ -16,10 +16,12 @@ mkdir -p "$RESULTS"
 # blocks on it instead, and a wake-up late by more than that under
 # emulation leaves the class idle: 12-17 instead of 18.1 Mbit/s, for both
 # shapers. The limit is global, so it is raised only in the VM (whose
-# kernel belongs to the run).
-UDP_SOCKBUF=()
+# kernel belongs to the run). A caller may set UDP_WINDOW= (empty) for the
+# default buffer: a sender that blocks at the class rate wastes no CPU on
+# packets the shaper drops, which is what decides tiny packets in the VM.
+UDP_WINDOW=
 if [ "${VM_GUEST:-}" = 1 ]; then
-	sysctl -qw net.core.wmem_max=4194304 net.core.rmem_max=4194304 && UDP_SOCKBUF=(-w 4M)
+	sysctl -qw net.core.wmem_max=4194304 net.core.rmem_max=4194304 && UDP_WINDOW=4M
 fi
 
 shape_htbctl() {	# config [load options]
@@ -106,8 +108,9 @@ await_listen() {
 # run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len[:parallel]"
 # (rate as iperf3 -b takes it, 0 = unlimited TCP; len = UDP datagram size
 # or TCP write size). Prints "port bits_per_second retransmits" per flow:
-# the receiver's goodput over the run minus its first two seconds (the
-# initial burst credit would inflate a short run); retransmits are TCP's
+# the receiver's goodput over the run minus its first second (the initial
+# burst credit, at most a few tens of KB, and TCP's slow start would
+# inflate or deflate a short run); retransmits are TCP's
 # (0 for UDP). The per-second receiver rates go to $RESULTS/intervals.PORT.
 # A flow that fails or hangs reports 0 and its error goes to stderr.
 run_flows() {
@@ -124,7 +127,7 @@ run_flows() {
 		IFS=: read -r port proto rate len par <<<"$f"
 		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J -P "${par:-1}")
 		if [ "$proto" = udp ]; then
-			opts+=(-u -b "$rate" -l "$len" "${UDP_SOCKBUF[@]}")
+			opts+=(-u -b "$rate" -l "$len" ${UDP_WINDOW:+-w "$UDP_WINDOW"})
 		else
 			[ "$rate" = 0 ] || opts+=(-b "$rate")
 			opts+=(-l "$len")
@@ -141,7 +144,7 @@ run_flows() {
 		# The client may print a warning (e.g. datagram > MSS) before its JSON.
 		sed -n '/^{/,$p' "$dir/c.$port" > "$dir/c.$port.json"
 		jq -r --slurpfile c "$dir/c.$port.json" '
-			([.intervals[2:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)),
+			([.intervals[1:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)),
 			($c[0].end.sum_sent.retransmits // 0),
 			(.intervals[].sum | "\(.end) \(.bits_per_second)")' \
 			"$dir/s.$port" > "$dir/j.$port" 2>/dev/null

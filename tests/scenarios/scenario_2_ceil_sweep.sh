@@ -4,8 +4,8 @@
 # boundaries scaled by 1/40 (376..914 Mbit -> 9.4..22.85 Mbit/s), where
 # the old rate tables jumped by up to 14%. (At 1/25 the top point needs
 # 55 Mbit/s offered, more than the emulated VM's sender keeps up with.)
-# 1000-byte UDP offered at 1.2x the expected goodput, 5 s per point (the
-# first 2 s, the burst, not counted). One tree holds every point (a parent
+# 1000-byte UDP offered at 1.2x the expected goodput, 4 s per point (the
+# first second, the burst, not counted). One tree holds every point (a parent
 # at the ceil, its leaf matched by the point's own port) and the points run
 # one after another, so each leaf is alone on the link: one load per shaper
 # (a load verifies the program again, and a kernel HTB setup runs jq and
@@ -46,7 +46,7 @@ for shaper in htbctl kernel_htb; do
 	n=0
 	for c in $CEILS; do
 		n=$((n + 1))
-		read -r _ got[$shaper.$c] _ <<<"$(run_flows 5 "$((5200 + n)):udp:$((c * 1200 * L / (L + 42) / 1000))K:$L")"
+		read -r _ got[$shaper.$c] _ <<<"$(run_flows 4 "$((5200 + n)):udp:$((c * 1200 * L / (L + 42) / 1000))K:$L")"
 		step "$shaper ceil ${c}K: $(mbit "${got[$shaper.$c]}") Mbit/s"
 	done
 	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi

@@ -17,7 +17,7 @@ conf=configs/seed003.ini
 L=1400
 good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
 
-out=$(compare_shapers "$conf" 8 10194:udp:15M:$L 10196:udp:4M:$L 10197:udp:15M:$L)
+out=$(compare_shapers "$conf" 6 10194:udp:15M:$L 10196:udp:4M:$L 10197:udp:15M:$L)
 tsv=$RESULTS/$name.tsv
 : > "$tsv"
 printf '%-6s %-12s %10s %10s %10s %8s\n' class rate/ceil expected htbctl htb err%

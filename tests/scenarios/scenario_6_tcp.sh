@@ -34,7 +34,7 @@ for shaper in htbctl kernel_htb; do
 		shape_kernel_htb "$conf" || { fail "scenario6: kernel HTB setup failed"; ok=0; continue; }
 	fi
 	for n in 1 8; do
-		read -r _ bps[$shaper.$n] retr[$shaper.$n] <<<"$(run_flows 8 "5201:tcp:0:128K:$n")"
+		read -r _ bps[$shaper.$n] retr[$shaper.$n] <<<"$(run_flows 6 "5201:tcp:0:128K:$n")"
 		step "$shaper, $n flows: $(mbit "${bps[$shaper.$n]}") Mbit/s, ${retr[$shaper.$n]} retransmits"
 	done
 	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
