@@ -127,7 +127,8 @@ for place in own inclass; do
 		summary_row scenario4 "ping own class: network RTT p50/p99/max ms" "p99 <= htb+1" "$a50 / $a99 / $amax" "$h50 / $h99 / $hmax" "+1ms" $v
 		summary_row scenario4 "ping own class: ping(8) RTT p50/p99/max ms" "(report)" "$p50 / $p99 / $pmax" "$q50 / $q99 / $qmax" "-" INFO
 	else
-		summary_row scenario4 "ping in bulk class: network RTT p50/p99/max ms" "(report)" "$a50 / $a99 / $amax" "$h50 / $h99 / $hmax" "-" INFO
+		summary_row scenario4 "ping in bulk class: network RTT p50/p99/max ms (lost of $PINGS)" "(report)" \
+			"$a50 / $a99 / $amax ($al)" "$h50 / $h99 / $hmax ($hl)" "-" INFO
 	fi
 done
 plot_bars "$tsv" "scenario 4: ping RTT p99 under 4 TCP uploads" ms
