@@ -41,6 +41,9 @@ net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq')
 
 die() { echo "vm.sh: $*" >&2; exit 125; }
 log() { echo "vm.sh: $*" >&2; }
+for v in VM_TIMEOUT VM_SMP VM_MEM; do
+	[[ ${!v} =~ ^[1-9][0-9]{0,6}$ ]] || die "$v='${!v}' is not a positive whole number"
+done
 
 # ---------------------------------------------------------------- cache
 # Versioned package that linux-image-amd64 depends on, and its version. The
