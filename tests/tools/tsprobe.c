@@ -125,7 +125,8 @@ static int schedule_start(struct timespec *next)
 	if (s) {
 		errno = 0;
 		start = strtoull(s, &end, 10);
-		if (errno || end == s || *end) {
+		/* strtoull takes "-5" as a huge number: digits only. */
+		if (errno || *s < '0' || *s > '9' || *end) {
 			fprintf(stderr, "tsprobe: TSPROBE_START_NS '%s' is not a number of ns\n", s);
 			return -1;
 		}
