@@ -71,6 +71,19 @@ unshape_kernel_htb() {
 	return 0
 }
 
+# shape_with htbctl|kernel_htb CONFIG: the scenarios' loop over both
+# shapers; a failure says which setup failed, on stdout as a FAIL line.
+shape_with() {
+	if [ "$1" = htbctl ]; then
+		shape_htbctl "$2" > /dev/null 2>&1 || { fail "${SCENARIO:-scenario}: htbctl load failed"; return 1; }
+	else
+		shape_kernel_htb "$2" || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; return 1; }
+	fi
+}
+unshape_with() {	# htbctl|kernel_htb
+	if [ "$1" = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+}
+
 # A progress line with the guest's wall clock: a run that hangs shows
 # where it stopped, and the times show where the suite's minutes go.
 step() { printf '[%(%T)T] %s\n' -1 "$*"; }

@@ -7,6 +7,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/netns.sh
 . tests/lib/shaping.sh
+SCENARIO=scenario1
 trap 'topo_down; rm -f "$conf"' EXIT
 topo_up s1 || { fail "scenario1 setup"; exit 1; }
 
@@ -36,11 +37,7 @@ udp1000@20M:20:udp:1000 udp1472@20M:20:udp:1472 tcp@100M:100:tcp:0"
 } > "$conf"
 declare -A got
 for shaper in htbctl kernel_htb; do
-	if [ $shaper = htbctl ]; then
-		shape_htbctl "$conf" > /dev/null 2>&1 || { fail "scenario1: load failed"; ok=0; continue; }
-	else
-		shape_kernel_htb "$conf" || { fail "scenario1: kernel HTB setup failed"; ok=0; continue; }
-	fi
+	shape_with $shaper "$conf" || { ok=0; continue; }
 	n=0
 	for c in $CASES; do
 		IFS=: read -r label r proto len <<<"$c"
@@ -64,7 +61,7 @@ for shaper in htbctl kernel_htb; do
 		read -r _ got[$shaper.$label] _ <<<"$(UDP_WINDOW=$win run_flows 4 "$flow")"
 		step "$shaper $label: $(mbit "${got[$shaper.$label]}") Mbit/s"
 	done
-	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+	unshape_with $shaper
 done
 
 printf '%-14s %10s %10s %10s %8s\n' case expected htbctl htb err%

@@ -16,6 +16,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/netns.sh
 . tests/lib/shaping.sh
+SCENARIO=scenario2
 trap 'topo_down; rm -f "$conf"' EXIT
 topo_up s2 || { fail "scenario2 setup"; exit 1; }
 
@@ -38,18 +39,14 @@ CEILS="9400 9425 10000 11425 12300 13325 16000 17775 20000 22850"
 } > "$conf"
 declare -A got
 for shaper in htbctl kernel_htb; do
-	if [ $shaper = htbctl ]; then
-		shape_htbctl "$conf" > /dev/null 2>&1 || { fail "scenario2: load failed"; ok=0; continue; }
-	else
-		shape_kernel_htb "$conf" || { fail "scenario2: kernel HTB setup failed"; ok=0; continue; }
-	fi
+	shape_with $shaper "$conf" || { ok=0; continue; }
 	n=0
 	for c in $CEILS; do
 		n=$((n + 1))
 		read -r _ got[$shaper.$c] _ <<<"$(run_flows 4 "$((5200 + n)):udp:$((c * 1200 * L / (L + 42) / 1000))K:$L")"
 		step "$shaper ceil ${c}K: $(mbit "${got[$shaper.$c]}") Mbit/s"
 	done
-	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+	unshape_with $shaper
 done
 
 printf '%-10s %10s %10s %10s %8s\n' ceil expected htbctl htb err%

@@ -6,6 +6,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/netns.sh
 . tests/lib/shaping.sh
+SCENARIO=scenario6
 trap 'topo_down; rm -f "$conf"' EXIT
 topo_up s6 || { fail "scenario6 setup"; exit 1; }
 
@@ -28,16 +29,12 @@ exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
 # seconds under emulation).
 declare -A bps retr
 for shaper in htbctl kernel_htb; do
-	if [ $shaper = htbctl ]; then
-		shape_htbctl "$conf" > /dev/null 2>&1 || { fail "scenario6: load failed"; ok=0; continue; }
-	else
-		shape_kernel_htb "$conf" || { fail "scenario6: kernel HTB setup failed"; ok=0; continue; }
-	fi
+	shape_with $shaper "$conf" || { ok=0; continue; }
 	for n in 1 8; do
 		read -r _ bps[$shaper.$n] retr[$shaper.$n] <<<"$(run_flows 6 "5201:tcp:0:128K:$n")"
 		step "$shaper, $n flows: $(mbit "${bps[$shaper.$n]}") Mbit/s, ${retr[$shaper.$n]} retransmits"
 	done
-	if [ $shaper = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+	unshape_with $shaper
 done
 printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% 'retr(h/k)'
 for n in 1 8; do

@@ -13,6 +13,7 @@ set -u
 cd "$(dirname "$0")/../.."
 . tests/lib/netns.sh
 . tests/lib/shaping.sh
+SCENARIO=scenario8
 c1=$(mktemp --suffix=.ini) c2=$(mktemp --suffix=.ini) dir=$(mktemp -d)
 trap 'topo_down; rm -rf "$c1" "$c2" "$dir"' EXIT
 topo_up s8 || { fail "scenario8 setup"; exit 1; }
@@ -69,11 +70,7 @@ htb_change() {
 # $dir/SHAPER.td (ns when the change command returned).
 run_with() {	# htbctl|htb
 	local sh=$1 t_start td
-	if [ "$sh" = htbctl ]; then
-		shape_htbctl "$c1" >/dev/null || { fail "scenario8: load failed"; return 1; }
-	else
-		shape_kernel_htb "$c1" || { fail "scenario8: kernel HTB setup failed"; return 1; }
-	fi
+	shape_with "$sh" "$c1" || return 1
 	flow 6001 12000000 "$dir/$sh.6001"
 	flow 6002 7000000 "$dir/$sh.6002"
 	flow 6003 7000000 "$dir/$sh.6003"
@@ -87,7 +84,7 @@ run_with() {	# htbctl|htb
 	td=$(date +%s%N)
 	echo "$td" > "$dir/$sh.td"
 	wait
-	if [ "$sh" = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+	unshape_with "$sh"
 	echo "$sh: the change took $(( (td - t_start) / 1000000 )) ms"
 }
 run_with htbctl || exit 1
