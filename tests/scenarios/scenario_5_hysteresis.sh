@@ -27,9 +27,9 @@
 # stream and one without: the emulator's own floor.
 #
 # The guest runs on the tsc clocksource (the vm-append line below; the
-# tier runner passes it to scripts/vm.sh). On the default hpet every clock
-# read is an access to an emulated device that waits for qemu's global
-# lock, and now and then a whole run of one pair got a cluster of
+# tier runner passes it to scripts/vm.sh). On the default hpet (a clock
+# read is emulated device I/O, likely behind qemu's global lock) now and
+# then a whole run of one pair got a cluster of
 # 2.5-3 ms delays on 2-3% of its VoIP packets: p99 = the cluster. Seen on
 # htbctl's pair and on HTB's (CI: htbctl 3.7 ms; here, side by side, one
 # pair in about ten per shaper); on tsc, none in the runs since (docs/vm.md).
