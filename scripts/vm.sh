@@ -19,6 +19,7 @@
 #                       set; nothing else of the host's environment is)
 #   VM_KEEP=1           keep the run's temp dir (console log) for debugging
 #   VM_DEBUG=1          full kernel console (in the console log), init traces
+#   VM_CLOCK=tsc        guest clocksource: tsc (taken as reliable) or hpet
 #   VM_APPEND="..."     extra kernel command line
 #
 # Exit status of run: COMMAND's, or 125 when the VM could not boot or run it,
@@ -32,6 +33,7 @@ VM_TIMEOUT=${VM_TIMEOUT:-900}
 VM_SMP=${VM_SMP:-2}
 VM_MEM=${VM_MEM:-2048}
 VM_CPU=${VM_CPU:-max}
+VM_CLOCK=${VM_CLOCK:-tsc}
 
 # Loaded at boot, in this order, with their dependencies (from modules.dep).
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
@@ -44,6 +46,10 @@ log() { echo "vm.sh: $*" >&2; }
 for v in VM_TIMEOUT VM_SMP VM_MEM; do
 	[[ ${!v} =~ ^[1-9][0-9]{0,6}$ ]] || die "$v='${!v}' is not a positive whole number"
 done
+case $VM_CLOCK in
+tsc|hpet) ;;
+*) die "VM_CLOCK='$VM_CLOCK' is neither tsc nor hpet" ;;
+esac
 
 # ---------------------------------------------------------------- cache
 # Versioned package that linux-image-amd64 depends on, and its version. The
@@ -354,6 +360,14 @@ qemu_args() {	# rundir interactive
 		else
 			append+=" quiet loglevel=4"
 		fi
+	fi
+	# The kernel would drop the emulated TSC by rule (an AMD model without
+	# constant_tsc) and read hpet, emulated device I/O on every clock read:
+	# packets then now and then wait 2.5-3 ms (docs/vm.md).
+	if [ "$VM_CLOCK" = tsc ]; then
+		append+=" tsc=reliable"
+	else
+		append+=" clocksource=hpet"
 	fi
 	append+="${VM_APPEND:+ $VM_APPEND}"
 	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu "$VM_CPU"

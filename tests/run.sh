@@ -128,12 +128,7 @@ for tier in "${tiers[@]}"; do
 			mkdir -p "$results"
 			[ "$tier" = scenarios ] && : > "$results/summary.tsv"
 			for s in "$dir"/*.sh; do
-				[ -f "$s" ] || continue
-				# A script may ask for guest kernel options
-				# with a line "# vm-append: OPTIONS".
-				append=$(sed -n 's/^# vm-append: //p' "$s")
-				RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
-					VM_APPEND="${VM_APPEND:-}${append:+ $append}" \
+				[ -f "$s" ] && RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
 					run_script scripts/vm.sh run "bash $s"
 			done
 			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"

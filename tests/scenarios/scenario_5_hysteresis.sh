@@ -26,14 +26,11 @@
 # them alike. A second round carries two unshaped pairs, one with the bulk
 # stream and one without: the emulator's own floor.
 #
-# The guest runs on the tsc clocksource (the vm-append line below; the
-# tier runner passes it to scripts/vm.sh). On the default hpet (a clock
-# read is emulated device I/O, likely behind qemu's global lock) now and
-# then a whole run of one pair got a cluster of
-# 2.5-3 ms delays on 2-3% of its VoIP packets: p99 = the cluster. Seen on
-# htbctl's pair and on HTB's (CI: htbctl 3.7 ms; here, side by side, one
-# pair in about ten per shaper); on tsc, none in the runs since (docs/vm.md).
-# vm-append: tsc=reliable
+# The clocksource matters here (printed below): on hpet, the kernel's
+# default under this emulator, now and then a whole run of one pair got a
+# cluster of 2.5-3 ms delays on 2-3% of its VoIP packets, p99 = the
+# cluster, on htbctl's pair and on HTB's alike (CI: htbctl 3.7 ms); on
+# tsc, scripts/vm.sh's default now, none since (docs/vm.md).
 #
 # Pass: htbctl with hysteresis off keeps the shaper's VoIP jitter p99
 # under 2 ms and loses no VoIP packet.
