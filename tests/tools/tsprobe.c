@@ -72,9 +72,10 @@ static int parse_ulong(const char *s, const char *name, unsigned long min,
 {
 	char *end;
 
+	/* strtoul skips blanks and takes "-5" as a huge number: a digit first. */
 	errno = 0;
 	*out = strtoul(s, &end, 0);
-	if (errno || end == s || *end || *s == '-' || *out < min || *out > max) {
+	if (errno || *s < '0' || *s > '9' || *end || *out < min || *out > max) {
 		fprintf(stderr, "tsprobe: %s '%s' is not a number in %lu..%lu\n",
 			name, s, min, max);
 		return -1;
@@ -119,17 +120,11 @@ static void advance(struct timespec *t, unsigned long us)
 static int schedule_start(struct timespec *next)
 {
 	const char *s = getenv("TSPROBE_START_NS");
-	unsigned long long start;
-	char *end;
+	unsigned long start;
 
 	if (s) {
-		errno = 0;
-		start = strtoull(s, &end, 10);
-		/* strtoull takes "-5" as a huge number: digits only. */
-		if (errno || *s < '0' || *s > '9' || *end) {
-			fprintf(stderr, "tsprobe: TSPROBE_START_NS '%s' is not a number of ns\n", s);
+		if (parse_ulong(s, "TSPROBE_START_NS", 0, ULONG_MAX, &start))
 			return -1;
-		}
 		struct timespec at = { .tv_sec = (time_t)(start / 1000000000),
 				       .tv_nsec = (long)(start % 1000000000) };
 		while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
