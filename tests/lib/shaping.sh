@@ -71,6 +71,24 @@ unshape_kernel_htb() {
 	return 0
 }
 
+# side_by_side_trees: a config of independent two-level trees, one per
+# stdin line "PARENT_RATE LEAF_RATE LEAF_CEIL PROTO" (LEAF_CEIL "-": the
+# leaf's rate). Tree n (from 1) is parent 1:n with leaf 1:n+0x40 taking
+# PROTO to port 5200+n, so one load serves every case of a scenario and
+# each leaf is alone on the link; the rest goes to 1:ff at 1 Mbit/s.
+side_by_side_trees() {
+	local n=0 pr lr lc proto
+	printf '[device]\ndefault = 1:ff\n'
+	while read -r pr lr lc proto; do
+		n=$((n + 1))
+		printf '[class 1:%x]\nrate = %s\n' $n "$pr"
+		printf '[class 1:%x]\nparent = 1:%x\nrate = %s\n' $((n + 0x40)) $n "$lr"
+		[ "$lc" = - ] || printf 'ceil = %s\n' "$lc"
+		printf 'match = %s dport %d\n' "$proto" $((5200 + n))
+	done
+	printf '[class 1:ff]\nrate = 1mbit\n'
+}
+
 # shape_with htbctl|kernel_htb CONFIG: the scenarios' loop over both
 # shapers; a failure says which setup failed, on stdout as a FAIL line.
 shape_with() {

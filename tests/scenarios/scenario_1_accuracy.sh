@@ -15,26 +15,16 @@ conf=$(mktemp --suffix=.ini)
 tsv=$RESULTS/scenario1.tsv
 : > "$tsv"
 ok=1
-# One tree holds every case: a root class per case with one leaf at the
-# same rate, matched by its own port; the cases run one after another, so
-# each leaf is alone on the link. One load per shaper (a load verifies the
-# program again, seconds under emulation).
+# One tree per case, all in one config (side_by_side_trees), the leaf at
+# the case's rate; the cases run one after another. One load per shaper (a
+# load verifies the program again, seconds under emulation).
 # label rate_mbit proto len
 CASES="udp64@5M:5:udp:64 udp400@5M:5:udp:400 udp400@20M:20:udp:400
 udp1000@20M:20:udp:1000 udp1472@20M:20:udp:1472 tcp@100M:100:tcp:0"
-{
-	echo "[device]"
-	echo "default = 1:99"
-	n=0
-	for c in $CASES; do
-		IFS=: read -r _ r proto _ <<<"$c"
-		n=$((n + 1))
-		printf '[class 1:%d]\nrate = %smbit\n' "$n" "$r"
-		printf '[class 1:%d]\nparent = 1:%d\nrate = %smbit\nmatch = %s dport %d\n' \
-			$((n + 10)) "$n" "$r" "$proto" $((5200 + n))
-	done
-	printf '[class 1:99]\nrate = 1mbit\n'
-} > "$conf"
+for c in $CASES; do
+	IFS=: read -r _ r proto _ <<<"$c"
+	echo "${r}mbit ${r}mbit - $proto"
+done | side_by_side_trees > "$conf"
 declare -A got
 for shaper in htbctl kernel_htb; do
 	shape_with $shaper "$conf" || { ok=0; continue; }

@@ -25,18 +25,9 @@ tsv=$RESULTS/scenario2.tsv
 : > "$tsv"
 L=1000 ok=1 prev=0
 CEILS="9400 9425 10000 11425 12300 13325 16000 17775 20000 22850"
-{
-	echo "[device]"
-	echo "default = 1:99"
-	n=0
-	for c in $CEILS; do
-		n=$((n + 1))
-		printf '[class 1:%d]\nrate = %skbit\n' "$n" "$c"
-		printf '[class 1:%d]\nparent = 1:%d\nrate = 1mbit\nceil = %skbit\nmatch = udp dport %d\n' \
-			$((n + 20)) "$n" "$c" $((5200 + n))
-	done
-	printf '[class 1:99]\nrate = 1mbit\n'
-} > "$conf"
+for c in $CEILS; do
+	echo "${c}kbit 1mbit ${c}kbit udp"
+done | side_by_side_trees > "$conf"
 declare -A got
 for shaper in htbctl kernel_htb; do
 	shape_with $shaper "$conf" || { ok=0; continue; }
