@@ -25,7 +25,7 @@ endif
 PKGS     := libbpf inih libmnl json-c
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP \
-	    -Iinclude -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
+	    -Iinclude -Isrc -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ \
 	      -Wall -Iinclude -Ivmlinux -I$(OUTPUT) -MMD -MP
@@ -108,7 +108,7 @@ $(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
 
 # Fuzzers: libFuzzer with ASan and UBSan over the parsers only.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	       -Iinclude $(shell pkg-config --cflags $(PKGS))
+	       -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/main.c,$(SRCS)) \

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Filling the datapath's maps: include/maps_fill.h. */
+/* Filling the datapath's maps: src/maps_fill.h. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>

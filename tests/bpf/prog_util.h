@@ -2,7 +2,7 @@
 /*
  * Helpers for driving the real egress program (the skeleton of
  * bpf/htbctl.bpf.c) with BPF_PROG_TEST_RUN: load it with small maps, fill
- * the maps through include/maps_fill.h (as the loader does), build
+ * the maps through src/maps_fill.h (as the loader does), build
  * Ethernet/IPv4/IPv6/TCP/UDP packets, run them with a test clock.
  * Shared by tests/bpf/test_*.c and bench/bench_prog.c.
  */

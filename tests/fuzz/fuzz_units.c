@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the unit parsers and printers (include/units.h).
+ * libFuzzer target: the unit parsers and printers (src/units.h).
  * Checks the promises units.h makes: the output is untouched on error,
  * printed values parse back with the matching parser, and errors have a
  * description.

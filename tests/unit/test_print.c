@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The print layer (include/print.h): one sequence of calls, text with tc
+/* The print layer (src/print.h): one sequence of calls, text with tc
  * units or streamed JSON with raw integers; JSON escaping per RFC 8259;
  * every JSON output parses back with json-c. */
 #include <criterion/criterion.h>
