@@ -174,19 +174,22 @@ int array_read(int fd, __u32 first, __u32 n, void *vals, __u32 vsize,
 	return rc;
 }
 
-int map_update_many(int fd, const void *keys, __u32 ksize, const void *vals,
-		    __u32 vsize, __u32 n, __u64 elem_flags)
+/* Updates (vals) or deletes (vals NULL) n entries: batches while the
+ * kernel takes them, one by one where the map type has no batch op. */
+static int map_write_many(int fd, const void *keys, __u32 ksize, const void *vals,
+			  __u32 vsize, __u32 n, __u64 elem_flags)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts, .elem_flags = elem_flags);
+	const char *k = keys, *v = vals;
 	__u32 done = 0;
 	int rc;
 
 	while (done < n) {
 		__u32 count = n - done;
 
-		rc = bpf_map_update_batch(fd, (const char *)keys + (size_t)done * ksize,
-					  (const char *)vals + (size_t)done * vsize,
-					  &count, &opts);
+		rc = vals ? bpf_map_update_batch(fd, k + (size_t)done * ksize,
+						 v + (size_t)done * vsize, &count, &opts)
+			  : bpf_map_delete_batch(fd, k + (size_t)done * ksize, &count, &opts);
 		if (rc == 0) {
 			done += count;
 			continue;
@@ -196,39 +199,26 @@ int map_update_many(int fd, const void *keys, __u32 ksize, const void *vals,
 			return rc;
 		break;
 	}
-	for (; done < n; done++)
-		if (bpf_map_update_elem(fd, (const char *)keys + (size_t)done * ksize,
-					(const char *)vals + (size_t)done * vsize,
-					elem_flags ? elem_flags : BPF_ANY))
+	for (; done < n; done++) {
+		rc = vals ? bpf_map_update_elem(fd, k + (size_t)done * ksize,
+						v + (size_t)done * vsize,
+						elem_flags ? elem_flags : BPF_ANY)
+			  : bpf_map_delete_elem(fd, k + (size_t)done * ksize);
+		if (rc && (vals || errno != ENOENT))
 			return -errno;
+	}
 	return 0;
+}
+
+int map_update_many(int fd, const void *keys, __u32 ksize, const void *vals,
+		    __u32 vsize, __u32 n, __u64 elem_flags)
+{
+	return map_write_many(fd, keys, ksize, vals, vsize, n, elem_flags);
 }
 
 int map_delete_many(int fd, const void *keys, __u32 ksize, __u32 n)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 done = 0;
-	int rc;
-
-	while (done < n) {
-		__u32 count = n - done;
-
-		rc = bpf_map_delete_batch(fd, (const char *)keys + (size_t)done * ksize,
-					  &count, &opts);
-		if (rc == 0) {
-			done += count;
-			continue;
-		}
-		rc = -errno;
-		if (!batch_unsupported(rc) || count)
-			return rc;
-		break;
-	}
-	for (; done < n; done++)
-		if (bpf_map_delete_elem(fd, (const char *)keys + (size_t)done * ksize) &&
-		    errno != ENOENT)
-			return -errno;
-	return 0;
+	return map_write_many(fd, keys, ksize, NULL, 0, n, 0);
 }
 
 long map_dump(int fd, __u32 ksize, __u32 vsize, __u32 max_entries,
