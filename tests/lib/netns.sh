@@ -51,6 +51,51 @@ topo_up() {	# prefix [txqueues]
 	in_rcv ip link set "$RCV_IF" up
 }
 
-pass() { echo "PASS $*"; }
-fail() { echo "FAIL $*"; }
-skip() { echo "SKIP $*"; }
+# ---- traffic across the pair
+
+# iperf_server LIFETIME PORT [iperf3 options]: a one-off iperf3 server in
+# the receiver namespace, run in the foreground (callers background it),
+# that is killed after LIFETIME seconds whatever happens: a server whose
+# client never came would otherwise wait for ever.
+iperf_server() {
+	local life=$1 port=$2; shift 2
+	in_rcv timeout -k 2 "$life" iperf3 -s -1 -p "$port" "$@"
+}
+
+# iperf_client LIFETIME iperf3 options: the same bound for a client (its
+# control connection must open within 5 s).
+iperf_client() {
+	local life=$1; shift
+	in_snd timeout -k 2 "$life" iperf3 --connect-timeout 5000 "$@"
+}
+
+# await_listen PORT...: returns once the receiver listens on every TCP
+# port, 1 after 10 s. A server takes a while to start under emulation and
+# a client that comes first is refused.
+await_listen() {
+	local p i
+	for p; do
+		for ((i = 0; i < 50; i++)); do
+			[ -n "$(in_rcv ss -Htln "sport = :$p")" ] && break
+			sleep 0.2
+		done
+		[ $i -lt 50 ] || { echo "no listener on port $p after 10 s" >&2; return 1; }
+	done
+}
+
+# tcp_goodput SECONDS: one TCP flow from sender to receiver (port 5201);
+# prints the receiver's bit/s, or says why not on stderr and returns 1.
+tcp_goodput() {
+	local d rc=0
+	d=$(mktemp -d)
+	# iperf3 keeps a file in $TMPDIR, which the VM's environment lacks
+	export TMPDIR=${TMPDIR:-/tmp}
+	iperf_server $(($1 + 30)) 5201 > "$d/server" 2>&1 &
+	await_listen 5201 || { cat "$d/server" >&2; rm -rf "$d"; return 1; }
+	iperf_client $(($1 + 20)) -c "$RCV_IP4" -t "$1" -J > "$d/client.json" 2>&1
+	wait $! 2>/dev/null
+	jq -er '.end.sum_received.bits_per_second' "$d/client.json" 2>/dev/null ||
+		{ rc=1; jq -r '.error // empty' "$d/client.json" 2>/dev/null >&2 || head -2 "$d/client.json" >&2; }
+	rm -rf "$d"
+	return $rc
+}
