@@ -5,8 +5,8 @@
 #   OUT      the build directory, relative to top ($OUTPUT, default build)
 #   HTBCTL   the htbctl binary ($HTBCTL, default $top/$OUT/htbctl)
 set -u
-top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$top" || exit 1
+cd "${BASH_SOURCE[0]%/*}/../.." || exit 1
+top=$PWD
 OUT=${OUTPUT:-build}
 HTBCTL=${HTBCTL:-$top/$OUT/htbctl}
 

@@ -24,8 +24,6 @@ fq_tree() {	# rate of 1:30
 setup() {
 	fq_tree 1mbit > "$tmp/a.ini"
 	fq_tree 2mbit > "$tmp/b.ini"
-	chmod 644 "$tmp"/*.ini
-	snap "$tmp/s0"
 }
 # load_json: a.ini loaded, what load said (-j) in $tmp/load.json
 load_json() {
@@ -95,6 +93,7 @@ test_unload() {
 	ok h unload dev "$SND_IF"
 }
 test_default_root_back_after_unload() {
+	snap "$tmp/s0"
 	load_tree "$tmp/a.ini"
 	h unload dev "$SND_IF" > /dev/null 2>&1
 	unchanged_since "$tmp/s0"
