@@ -526,14 +526,14 @@ test_unload_of_deleted_device_refused() {
 	lose_device
 	refused "--force" h unload dev "$SND_IF"
 }
-test_unload_force_of_deleted_device() {
-	lose_device
-	ok h unload dev "$SND_IF" --force
-}
 test_pins_of_deleted_device_removed() {
 	lose_device
 	h unload dev "$SND_IF" --force > /dev/null 2>&1
 	[ ! -e "$(pins)" ] || fail "$(pins) is still there"
+}
+test_unload_force_of_deleted_device() {
+	lose_device
+	ok h unload dev "$SND_IF" --force
 }
 
 . "$(dirname "$0")/../lib/runner.sh"
