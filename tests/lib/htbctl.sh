@@ -4,6 +4,10 @@
 # htbctl in the sender's namespace.
 h() { in_snd "$HTBCTL" "$@"; }
 
+# nobody CMD...: CMD as user nobody (no groups, no capabilities), in the
+# sender's namespace so that the runner ends it with the pair.
+nobody() { in_snd setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$@"; }
+
 # The pin directory of the sender's device.
 pins() { echo "/sys/fs/bpf/htbctl/$SND_IF"; }
 

@@ -29,9 +29,7 @@ setup() {
 
 load_a() { load_tree "$tmp/a.ini" --no-qdisc; }
 reload_to() { h reload dev "$SND_IF" config "$tmp/$1.ini" > "$tmp/reload.out" 2>&1; }
-as_nobody() {
-	in_snd setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "$HTBCTL" "$@"
-}
+as_nobody() { nobody "$HTBCTL" "$@"; }
 
 # ---- refusals before anything changes
 
