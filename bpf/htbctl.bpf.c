@@ -65,14 +65,14 @@ struct {
 
 /* The classifier maps, from the one list in include/htb_types.h. Keys:
  * cls_prio a leaf's classid, cls_cgroup a cgroup v2 id, the others their
- * struct; every value is a class slot. */
+ * struct; every value is the class slot per generation. */
 #define HTB_CLS_MAP_(id, nm, ktype, mtype, mflags, bit)		\
 struct {								\
 	__uint(type, mtype);						\
 	__uint(max_entries, 64);					\
 	__uint(map_flags, mflags);					\
 	__type(key, ktype);						\
-	__type(value, __u32);						\
+	__type(value, struct htb_cls_val);				\
 } nm SEC(".maps");
 HTB_CLASSIFIERS(HTB_CLS_MAP_)
 #undef HTB_CLS_MAP_
@@ -215,11 +215,22 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 	}
 }
 
-static __always_inline __u32 *lookup_port(__u8 proto, __u8 dir, __u16 port)
+/* The slot a classifier entry selects in generation gen; HTB_NO_CLASS (a
+ * miss) when there is no entry or it does not match in that generation: a
+ * reload writes the new generation's column beside the one in force, so
+ * the flip switches classification and the tree in one word (docs/loader.md
+ * "Reload"). */
+static __always_inline __u32 cls_slot(const struct htb_cls_val *v, __u32 gen)
+{
+	return v ? v->slot[gen & 1] : HTB_NO_CLASS;
+}
+
+static __always_inline __u32 lookup_port(__u8 proto, __u8 dir, __u16 port,
+					 __u32 gen)
 {
 	struct htb_port_key key = { .proto = proto, .dir = dir, .port = port };
 
-	return bpf_map_lookup_elem(&cls_port, &key);
+	return cls_slot(bpf_map_lookup_elem(&cls_port, &key), gen);
 }
 
 #define ADDR_SKIP (HTB_SKIP_DST4 | HTB_SKIP_SRC4 | HTB_SKIP_DST6 | \
@@ -228,16 +239,16 @@ static __always_inline __u32 *lookup_port(__u8 proto, __u8 dir, __u16 port)
 /* Precedence (DESIGN.md): priority == leaf classid, mark, dst prefix, src
  * prefix, ports (dport before sport, protocol before any), cgroup. */
 static __always_inline __u32 classify(struct __sk_buff *skb,
-				      const struct htb_tree_conf *tc)
+				      const struct htb_tree_conf *tc, __u32 gen)
 {
-	__u32 skip = tc->skip, nmasks = tc->nmasks, *v;
+	__u32 skip = tc->skip, nmasks = tc->nmasks, v;
 	__u32 prio = skb->priority, mark = skb->mark;
 	int i;
 
 	if (!(skip & HTB_SKIP_PRIO) && (prio >> 16)) {
-		v = bpf_map_lookup_elem(&cls_prio, &prio);
-		if (v)
-			return *v;
+		v = cls_slot(bpf_map_lookup_elem(&cls_prio, &prio), gen);
+		if (v != HTB_NO_CLASS)
+			return v;
 	}
 
 	for (i = 0; i < HTB_MAX_MARK_MASKS; i++) {
@@ -247,9 +258,9 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 			break;
 		mk.mask = tc->mark_masks[i];
 		mk.value = mark & mk.mask;
-		v = bpf_map_lookup_elem(&cls_mark, &mk);
-		if (v)
-			return *v;
+		v = cls_slot(bpf_map_lookup_elem(&cls_mark, &mk), gen);
+		if (v != HTB_NO_CLASS)
+			return v;
 	}
 
 	if ((skip & ADDR_SKIP) != ADDR_SKIP) {
@@ -261,42 +272,42 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 
 			if (!(skip & HTB_SKIP_DST4)) {
 				__builtin_memcpy(k4.addr, pk.daddr, 4);
-				v = bpf_map_lookup_elem(&cls_dst4, &k4);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_dst4, &k4), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 			if (!(skip & HTB_SKIP_SRC4)) {
 				__builtin_memcpy(k4.addr, pk.saddr, 4);
-				v = bpf_map_lookup_elem(&cls_src4, &k4);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_src4, &k4), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 		} else if (pk.family == 6) {
 			struct htb_lpm6_key k6 = { .prefixlen = 128 };
 
 			if (!(skip & HTB_SKIP_DST6)) {
 				__builtin_memcpy(k6.addr, pk.daddr, 16);
-				v = bpf_map_lookup_elem(&cls_dst6, &k6);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_dst6, &k6), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 			if (!(skip & HTB_SKIP_SRC6)) {
 				__builtin_memcpy(k6.addr, pk.saddr, 16);
-				v = bpf_map_lookup_elem(&cls_src6, &k6);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_src6, &k6), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 		}
 		if (pk.has_ports && !(skip & HTB_SKIP_PORT)) {
-			v = lookup_port(pk.l4proto, HTB_PORT_DST, pk.dport);
-			if (!v)
-				v = lookup_port(0, HTB_PORT_DST, pk.dport);
-			if (!v)
-				v = lookup_port(pk.l4proto, HTB_PORT_SRC, pk.sport);
-			if (!v)
-				v = lookup_port(0, HTB_PORT_SRC, pk.sport);
-			if (v)
-				return *v;
+			v = lookup_port(pk.l4proto, HTB_PORT_DST, pk.dport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(0, HTB_PORT_DST, pk.dport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(pk.l4proto, HTB_PORT_SRC, pk.sport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(0, HTB_PORT_SRC, pk.sport, gen);
+			if (v != HTB_NO_CLASS)
+				return v;
 		}
 	}
 
@@ -304,9 +315,9 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 		__u64 cg = bpf_skb_cgroup_id(skb);
 
 		if (cg) {
-			v = bpf_map_lookup_elem(&cls_cgroup, &cg);
-			if (v)
-				return *v;
+			v = cls_slot(bpf_map_lookup_elem(&cls_cgroup, &cg), gen);
+			if (v != HTB_NO_CLASS)
+				return v;
 		}
 	}
 	return tc->default_idx;
@@ -393,7 +404,7 @@ int htb_egress(struct __sk_buff *skb)
 		ds->control_bytes += len;
 		return TC_ACT_OK;
 	}
-	idx = classify(skb, tc);
+	idx = classify(skb, tc, env.gen);
 	conf = leaf_conf(&env, idx);
 	if (!conf && idx != tc->default_idx)
 		conf = leaf_conf(&env, tc->default_idx);

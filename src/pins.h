@@ -62,6 +62,10 @@ struct htbctl_meta {
 	__u32 hiwater;		/* slots ever used: class indexes are below it */
 	char config[256];	/* config path as given to the last (re)load */
 	__u64 netns_ino;	/* network namespace of the device (its nsfs inode) */
+	/* While META_F_RELOADING: the generation and config the reload
+	 * switches to (runtime.gen == pending_gen: the switch happened). */
+	__u32 pending_gen;
+	char pending_config[256];
 };
 
 /* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME". */

@@ -173,7 +173,7 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 		err = maps_init_state(&f->maps, &idx, &c, 1,
 				      f->runtime.test_now_ns ?: htb_clock_ns());
 	if (!err) {
-		struct ent e = { .val = idx };
+		struct ent e = { .val = { idx, idx } };
 
 		memcpy(e.key, &cid, sizeof(cid));
 		err = maps_put_cls(&f->maps, HTB_CLS_PRIO, &e, 1);
