@@ -224,14 +224,13 @@ int config_parse_string(const char *text, size_t len, const char *name,
 	return 0;
 }
 
-int config_load(const char *path, struct htb_config *cfg, FILE *diag)
+int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
 {
 	struct cfg_diag d = { .out = diag, .name = path };
 	char *buf = NULL;
 	size_t len = 0, cap = 0;
-	int fd, ret;
+	int fd;
 
-	memset(cfg, 0, sizeof(*cfg));
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		cfg_error(&d, 0, "cannot open: %s", strerror(errno));
@@ -267,11 +266,25 @@ int config_load(const char *path, struct htb_config *cfg, FILE *diag)
 		len += n;
 	}
 	close(fd);
-	ret = config_parse_string(buf, len, path, cfg, diag);
-	free(buf);
-	return ret;
+	*text = buf;
+	*lenp = len;
+	return 0;
 fail:
 	close(fd);
 	free(buf);
 	return -1;
+}
+
+int config_load(const char *path, struct htb_config *cfg, FILE *diag)
+{
+	char *buf;
+	size_t len;
+	int ret;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (config_read_file(path, &buf, &len, diag))
+		return -1;
+	ret = config_parse_string(buf, len, path, cfg, diag);
+	free(buf);
+	return ret;
 }

@@ -306,45 +306,83 @@ static void sort_masks(struct cfg_parse *ps, struct htb_config *cfg)
 	}
 	cfg->nmasks = ps->nmasks;
 }
+/* What the steps of cfg_resolve() share. The arrays are scratch, freed
+ * when it returns; only cfg keeps what the steps build. */
+struct resolve {
+	struct cfg_parse *ps;
+	struct htb_config *cfg;
+	__u32 n;		/* classes */
+	__u32 nmajors;		/* distinct majors among them */
+	struct id_ref *ids;	/* sorted by class id, for lookup() */
+	/* children of raw p: children[first_child[p] .. first_child[p + 1]] */
+	__u32 *first_child, *children;
+	/* 2n, reused: the numbering's stack and depths, then the cycle
+	 * walk's marks, then the raw index of each final index */
+	__u32 *tmp;
+};
 
-int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
+static int alloc_scratch(struct resolve *rs)
 {
-	struct cfg_diag *d = &ps->diag;
-	__u32 n = ps->ncls, *first_child = NULL, *children = NULL, *tmp = NULL;
-	struct id_ref *ids = NULL;
-	char a[CONFIG_CLASSID_BUF], of[32];
-	__u32 nmajors = 0;
-	int ret = -1;
+	__u32 n = rs->n;
 
-	if (n == 0) {
-		cfg_error(d, 0, "no classes: a config needs at least one [class MAJOR:MINOR] section");
+	rs->ids = malloc(n * sizeof(*rs->ids));
+	rs->first_child = calloc(n + 2, sizeof(*rs->first_child));
+	rs->children = malloc(n * sizeof(*rs->children));
+	rs->tmp = malloc(2 * n * sizeof(*rs->tmp));
+	if (!rs->ids || !rs->first_child || !rs->children || !rs->tmp) {
+		cfg_error(&rs->ps->diag, 0, "out of memory");
 		return -1;
 	}
-	ids = malloc(n * sizeof(*ids));
-	first_child = calloc(n + 2, sizeof(*first_child));
-	children = malloc(n * sizeof(*children));
-	tmp = malloc(2 * n * sizeof(*tmp));
-	if (!ids || !first_child || !children || !tmp) {
-		cfg_error(d, 0, "out of memory");
-		goto out;
-	}
+	return 0;
+}
 
-	/* class ids: sorted, duplicates are adjacent */
-	for (__u32 i = 0; i < n; i++)
+static void free_scratch(struct resolve *rs)
+{
+	free(rs->ids);
+	free(rs->first_child);
+	free(rs->children);
+	free(rs->tmp);
+}
+
+/* Sorted, duplicates are adjacent: found without comparing every pair. */
+static void sort_ids(struct resolve *rs)
+{
+	struct cfg_parse *ps = rs->ps;
+	struct id_ref *ids = rs->ids;
+	char a[CONFIG_CLASSID_BUF];
+
+	for (__u32 i = 0; i < rs->n; i++)
 		ids[i] = (struct id_ref){ ps->cls[i].classid, i };
-	qsort(ids, n, sizeof(*ids), cmp_id_ref);
-	for (__u32 i = 1; i < n; i++)
+	qsort(ids, rs->n, sizeof(*ids), cmp_id_ref);
+	for (__u32 i = 1; i < rs->n; i++)
 		if (ids[i].classid == ids[i - 1].classid)
-			cfg_error(d, ps->cls[ids[i].raw].line, "duplicate class %s (first at line %u)",
+			cfg_error(&ps->diag, ps->cls[ids[i].raw].line,
+				  "duplicate class %s (first at line %u)",
 				  cid(ids[i].classid, a), ps->cls[ids[i - 1].raw].line);
-	if (d->errors)
-		goto out;
+}
+
+static __u32 count_majors(const struct id_ref *ids, __u32 n)
+{
+	__u32 nmajors = 0;
+
 	for (__u32 i = 0; i < n; i++)
 		if (i == 0 || ids[i].classid >> 16 != ids[i - 1].classid >> 16)
 			nmajors++;
+	return nmajors;
+}
 
-	/* parents */
-	for (__u32 i = 0; i < n; i++) {
+/* Also reports a class without a rate: in the same pass, so that each
+ * class's rate and parent errors come out together in file order. */
+static void resolve_parents(struct resolve *rs)
+{
+	struct cfg_parse *ps = rs->ps;
+	struct cfg_diag *d = &ps->diag;
+	/* the hint helps only where another major could have been meant */
+	const char *hint = rs->nmajors > 1 ?
+		" (a bare minor takes the major of its class)" : NULL;
+	char a[CONFIG_CLASSID_BUF], of[32];
+
+	for (__u32 i = 0; i < rs->n; i++) {
 		struct raw_class *c = &ps->cls[i];
 
 		c->final = CONFIG_NO_INDEX;
@@ -355,91 +393,148 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 		if (!c->key_line[CK_PARENT])
 			continue;
 		snprintf(of, sizeof(of), " of class %s", cid(c->classid, a));
-		c->parent_raw = resolve_ref(ps, ids, c->parent_id, c->classid >> 16,
-					    c->key_line[CK_PARENT], "parent", of,
-					    nmajors > 1 ? " (a bare minor takes the major of its class)" : NULL);
+		c->parent_raw = resolve_ref(ps, rs->ids, c->parent_id, c->classid >> 16,
+					    c->key_line[CK_PARENT], "parent", of, hint);
 		if (c->parent_raw == i) {
 			cfg_error(d, c->key_line[CK_PARENT], "class %s cannot be its own parent",
 				  cid(c->classid, a));
 			c->parent_raw = CONFIG_NO_INDEX;
 		}
 	}
-	if (d->errors)
-		goto out;
+}
 
-	/* children, in file order (CSR: first_child[p]..first_child[p+1]) */
+/* Counting sort on the parent, so each parent's children stay in file
+ * order. */
+static void link_children(struct resolve *rs)
+{
+	const struct raw_class *cls = rs->ps->cls;
+	__u32 n = rs->n, *first_child = rs->first_child;
+
 	for (__u32 i = 0; i < n; i++)
-		if (ps->cls[i].parent_raw != CONFIG_NO_INDEX)
-			first_child[ps->cls[i].parent_raw + 2]++;
+		if (cls[i].parent_raw != CONFIG_NO_INDEX)
+			first_child[cls[i].parent_raw + 2]++;
 	for (__u32 i = 2; i < n + 2; i++)
 		first_child[i] += first_child[i - 1];
 	for (__u32 i = 0; i < n; i++)
-		if (ps->cls[i].parent_raw != CONFIG_NO_INDEX)
-			children[first_child[ps->cls[i].parent_raw + 1]++] = i;
+		if (cls[i].parent_raw != CONFIG_NO_INDEX)
+			rs->children[first_child[cls[i].parent_raw + 1]++] = i;
+}
 
-	number_classes(ps, first_child, children, tmp, tmp + n);
-	memset(tmp, 0, n * sizeof(*tmp));
-	report_cycles(ps, tmp);
-	if (d->errors)
-		goto out;
+/* Preorder, so filling in final order finds each parent already filled. */
+static int fill_classes(struct resolve *rs)
+{
+	struct cfg_parse *ps = rs->ps;
+	struct htb_config *cfg = rs->cfg;
+	const __u32 *fc = rs->first_child;
+	__u32 n = rs->n, *raw_of = rs->tmp;
 
-	cfg->major = nmajors == 1 ? ids[0].classid >> 16 : 0;
+	cfg->major = rs->nmajors == 1 ? rs->ids[0].classid >> 16 : 0;
 	cfg->dev = ps->dev;
 	cfg->nclasses = n;
 	cfg->classes = calloc(n, sizeof(*cfg->classes));
 	cfg->by_classid = malloc(n * sizeof(*cfg->by_classid));
 	if (!cfg->classes || !cfg->by_classid) {
-		cfg_error(d, 0, "out of memory");
-		goto out;
+		cfg_error(&ps->diag, 0, "out of memory");
+		return -1;
 	}
-	/* preorder fill: each class after its parent */
 	for (__u32 i = 0; i < n; i++)
-		tmp[ps->cls[i].final] = i;
+		raw_of[ps->cls[i].final] = i;
 	for (__u32 f = 0; f < n; f++) {
-		__u32 r = tmp[f];
+		__u32 r = raw_of[f];
 
-		fill_class(ps, cfg, &ps->cls[r], first_child[r + 1] - first_child[r]);
+		fill_class(ps, cfg, &ps->cls[r], fc[r + 1] - fc[r]);
 	}
 	for (__u32 i = 0; i < n; i++)
-		cfg->by_classid[i] = ps->cls[ids[i].raw].final;
+		cfg->by_classid[i] = ps->cls[rs->ids[i].raw].final;
+	return 0;
+}
 
-	/* the default class: a bare minor only when the major is unambiguous */
-	if (ps->dev.default_classid && !(ps->dev.default_classid >> 16) && nmajors > 1) {
+/* A bare minor only when the major is unambiguous. */
+static void resolve_default(struct resolve *rs)
+{
+	struct cfg_parse *ps = rs->ps;
+	struct htb_config *cfg = rs->cfg;
+	__u32 line = ps->dev_key_line[DK_DEFAULT];
+	char a[CONFIG_CLASSID_BUF];
+	__u32 r;
+
+	if (!ps->dev.default_classid)
+		return;
+	if (!(ps->dev.default_classid >> 16) && rs->nmajors > 1) {
 		char majors[64];
 
-		sprint_majors(ids, n, majors, sizeof(majors));
-		cfg_error(d, ps->dev_key_line[DK_DEFAULT],
+		sprint_majors(rs->ids, rs->n, majors, sizeof(majors));
+		cfg_error(&ps->diag, line,
 			  "default '%s' is ambiguous: classes use majors %s; write MAJOR:MINOR",
 			  ps->default_text, majors);
-	} else if (ps->dev.default_classid) {
-		__u32 r = resolve_ref(ps, ids, ps->dev.default_classid, ids[0].classid >> 16,
-				      ps->dev_key_line[DK_DEFAULT], "default class", "", NULL);
-
-		if (r != CONFIG_NO_INDEX) {
-			struct config_class *c = &cfg->classes[ps->cls[r].final];
-
-			if (!c->is_leaf)
-				cfg_error(d, ps->dev_key_line[DK_DEFAULT],
-					  "default class %s is not a leaf (it has child classes)",
-					  cid(c->classid, a));
-			cfg->dev.default_classid = c->classid;
-			cfg->dev.default_idx = ps->cls[r].final;
-		}
+		return;
 	}
+	r = resolve_ref(ps, rs->ids, ps->dev.default_classid, rs->ids[0].classid >> 16,
+			line, "default class", "", NULL);
+	if (r != CONFIG_NO_INDEX) {
+		struct config_class *c = &cfg->classes[ps->cls[r].final];
 
-	/* matches on leaves only */
-	for (__u32 i = 0; i < n; i++) {
+		if (!c->is_leaf)
+			cfg_error(&ps->diag, line,
+				  "default class %s is not a leaf (it has child classes)",
+				  cid(c->classid, a));
+		cfg->dev.default_classid = c->classid;
+		cfg->dev.default_idx = ps->cls[r].final;
+	}
+}
+
+static void check_matches_on_leaves(struct resolve *rs)
+{
+	struct cfg_parse *ps = rs->ps;
+	char a[CONFIG_CLASSID_BUF];
+
+	for (__u32 i = 0; i < rs->n; i++) {
 		const struct raw_class *r = &ps->cls[i];
 
-		if (r->nmatches && first_child[i + 1] > first_child[i])
-			cfg_error(d, ps->m[r->match_first].line,
+		if (r->nmatches && rs->first_child[i + 1] > rs->first_child[i])
+			cfg_error(&ps->diag, ps->m[r->match_first].line,
 				  "class %s has child classes: matches are allowed on leaves only",
 				  cid(r->classid, a));
 	}
+}
+
+/* The d->errors checks stand where the next steps would work on what has
+ * been reported broken (duplicate ids, missing parents, cycles, matches on
+ * inner classes); the steps between two checks report faults independent
+ * of each other, so one run lists them all. */
+int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
+{
+	struct cfg_diag *d = &ps->diag;
+	struct resolve rs = { .ps = ps, .cfg = cfg, .n = ps->ncls };
+	int ret = -1;
+
+	if (rs.n == 0) {
+		cfg_error(d, 0, "no classes: a config needs at least one [class MAJOR:MINOR] section");
+		return -1;
+	}
+	if (alloc_scratch(&rs))
+		goto out;
+	sort_ids(&rs);
 	if (d->errors)
 		goto out;
-
-	if (place_matches(ps, cfg, tmp)) {
+	rs.nmajors = count_majors(rs.ids, rs.n);
+	resolve_parents(&rs);
+	if (d->errors)
+		goto out;
+	link_children(&rs);
+	number_classes(ps, rs.first_child, rs.children, rs.tmp, rs.tmp + rs.n);
+	/* report_cycles marks its walks in zeroed space; the stack is free */
+	memset(rs.tmp, 0, rs.n * sizeof(*rs.tmp));
+	report_cycles(ps, rs.tmp);
+	if (d->errors)
+		goto out;
+	if (fill_classes(&rs))
+		goto out;
+	resolve_default(&rs);
+	check_matches_on_leaves(&rs);
+	if (d->errors)
+		goto out;
+	if (place_matches(ps, cfg, rs.tmp)) {
 		cfg_error(d, 0, "out of memory");
 		goto out;
 	}
@@ -449,9 +544,6 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 	warn_oversubscribed(ps, cfg);
 	ret = 0;
 out:
-	free(ids);
-	free(first_child);
-	free(children);
-	free(tmp);
+	free_scratch(&rs);
 	return ret;
 }

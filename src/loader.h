@@ -60,9 +60,15 @@ struct session {
 };
 
 /* Runs the checks of cmd for IFACE; prints the first problem and returns
- * -1. session_close() in either case. */
+ * -1. session_close() in either case. session_open is session_check
+ * (privileges, features, the device) then session_lock (the lock, the
+ * pins): a command with slow work to do first (reading a file that may be
+ * a FIFO) does it between the two, so that it never holds the lock. */
 int session_open(struct session *s, const struct ctx *ctx,
 		 const struct dev_cmd *cmd, const char *ifname);
+int session_check(struct session *s, const struct ctx *ctx,
+		  const struct dev_cmd *cmd, const char *ifname);
+int session_lock(struct session *s, const struct dev_cmd *cmd);
 void session_close(struct session *s);
 const char *stale_hint(char *buf, size_t len, const char *ifname);
 
@@ -116,6 +122,10 @@ int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag);
 struct load_opts {
 	const char *ifname;
 	const char *config;
+	/* The config's text when the caller read it (the daemon); NULL: the
+	 * command reads the file config names, before taking the lock. */
+	const char *config_text;
+	size_t config_len;
 	bool no_qdisc;
 	bool force;		/* unload: also a crashed run's leftovers */
 	bool quiet;		/* daemon: no summary on stdout */
@@ -129,6 +139,14 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o);
 int loader_unload(const struct ctx *ctx, const struct load_opts *o);
 
 /* ---- loader_util.c: what load, reload and unload share ---------------- */
+
+/* The config's text: o->config_text, or the file read into *buf (freed by
+ * the caller). Prints the problem and "config F rejected; nothing changed". */
+int loader_config_text(const struct ctx *ctx, const struct load_opts *o,
+		       char **buf, const char **text, size_t *len);
+/* Parses it into cfg; prints the problem likewise. */
+int loader_parse_config(const struct ctx *ctx, const struct load_opts *o,
+			const char *text, size_t len, struct htb_config *cfg);
 
 /* Routes libbpf's messages: shown with -v, else dropped. */
 void loader_libbpf_log(const struct ctx *ctx);

@@ -42,6 +42,9 @@ struct load_run {
 	const struct ctx *ctx;
 	const struct load_opts *o;
 	struct session s;
+	char *cfg_buf;				/* the file, when read here */
+	const char *cfg_text;
+	size_t cfg_len;
 	struct htb_config cfg;
 	struct htbctl_bpf *skel;
 	struct maps maps;
@@ -60,15 +63,30 @@ struct load_run {
 /* Step results: done, nothing to do here, failed (message printed). */
 enum { STEP_DONE = 0, STEP_SKIPPED = 1, STEP_FAILED = -1 };
 
+static const struct dev_cmd load_cmd = {
+	.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+	.lock = true, .want = WANT_UNLOADED,
+};
+
 static int check_device(struct load_run *r)
 {
-	static const struct dev_cmd cmd = {
-		.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
-		.lock = true, .want = WANT_UNLOADED,
-	};
+	return session_check(&r->s, r->ctx, &load_cmd, r->o->ifname) ? STEP_FAILED : STEP_DONE;
+}
+
+/* Before the lock: the file may be slow to read (a FIFO, a network
+ * file system), and other commands must not wait for it. */
+static int read_config_file(struct load_run *r)
+{
+	return loader_config_text(r->ctx, r->o, &r->cfg_buf, &r->cfg_text, &r->cfg_len) ?
+	       STEP_FAILED : STEP_DONE;
+}
+
+/* The lock, the pins, and what the device has in the way of clsact. */
+static int lock_device(struct load_run *r)
+{
 	struct nlerr e = { 0 };
 
-	if (session_open(&r->s, r->ctx, &cmd, r->o->ifname))
+	if (session_lock(&r->s, &load_cmd))
 		return STEP_FAILED;
 	if (qdisc_get_root(r->s.ifindex, &r->root, r->ingress, &e)) {
 		p_err(r->ctx, "%s", e.msg);
@@ -86,14 +104,12 @@ static int check_device(struct load_run *r)
 	return STEP_DONE;
 }
 
-static int read_config(struct load_run *r)
+static int parse_config(struct load_run *r)
 {
 	struct nlerr e = { 0 };
 
-	if (config_load(r->o->config, &r->cfg, stderr)) {
-		p_err(r->ctx, "config %s rejected; nothing changed", r->o->config);
+	if (loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg))
 		return STEP_FAILED;
-	}
 	if (link_info(r->s.ifindex, &r->ntxq, &e)) {
 		p_err(r->ctx, "%s", e.msg);
 		return STEP_FAILED;
@@ -402,8 +418,10 @@ struct load_step {
 
 /* The steps of docs/loader.md "What load does", in order. */
 static const struct load_step load_steps[] = {
-	{ check_device,		"checks",			NULL,	  false },
-	{ read_config,		"parsing the config",		NULL,	  false },
+	{ check_device,		NULL,				NULL,	  false },
+	{ read_config_file,	NULL,				NULL,	  false },
+	{ lock_device,		"checks",			NULL,	  false },
+	{ parse_config,		"parsing the config",		NULL,	  false },
 	{ load_program,		"BPF object load (verifier)",	NULL,	  false },
 	{ plan_maps,		"plan",				NULL,	  false },
 	{ fill_maps,		"filling the maps",		NULL,	  false },
@@ -502,6 +520,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	plan_free(&r.plan);
 	htbctl_bpf__destroy(r.skel);
 	config_free(&r.cfg);
+	free(r.cfg_buf);
 	session_close(&r.s);
 	return ret;
 }

@@ -39,6 +39,9 @@ struct reload_run {
 	const struct load_opts *o;
 	struct timespec tp;		/* -v step timing */
 	struct session s;
+	char *cfg_buf;			/* the file, when read here */
+	const char *cfg_text;
+	size_t cfg_len;
 	struct htb_config cfg;
 	struct maps maps;
 	bool maps_open;
@@ -76,23 +79,30 @@ static int out_of_memory(struct reload_run *r)
 	return -1;
 }
 
+static const struct dev_cmd reload_cmd = {
+	.verb = "reload", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+	.lock = true, .want = WANT_LOADED,
+};
+
 static int check_device(struct reload_run *r)
 {
-	static const struct dev_cmd cmd = {
-		.verb = "reload", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
-		.lock = true, .want = WANT_LOADED,
-	};
-
-	return session_open(&r->s, r->ctx, &cmd, r->o->ifname);
+	return session_check(&r->s, r->ctx, &reload_cmd, r->o->ifname);
 }
 
-static int read_config(struct reload_run *r)
+/* Before the lock, as load does (loader_load.c). */
+static int read_config_file(struct reload_run *r)
 {
-	if (config_load(r->o->config, &r->cfg, stderr)) {
-		p_err(r->ctx, "config %s rejected; nothing changed", r->o->config);
-		return -1;
-	}
-	return 0;
+	return loader_config_text(r->ctx, r->o, &r->cfg_buf, &r->cfg_text, &r->cfg_len);
+}
+
+static int lock_device(struct reload_run *r)
+{
+	return session_lock(&r->s, &reload_cmd);
+}
+
+static int parse_config(struct reload_run *r)
+{
+	return loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg);
 }
 
 /* The pinned maps, meta and runtime, and whether they agree. */
@@ -654,8 +664,10 @@ struct reload_step {
 
 /* Nothing changes before mark_reloading; nothing fails after flip. */
 static const struct reload_step reload_steps[] = {
-	{ check_device,		"checks" },
-	{ read_config,		"parsing the config" },
+	{ check_device,		NULL },
+	{ read_config_file,	NULL },
+	{ lock_device,		"checks" },
+	{ parse_config,		"parsing the config" },
 	{ open_pinned,		NULL },
 	{ read_tree,		"reading class_conf" },
 	{ assign_slots,		"slots" },
@@ -716,6 +728,7 @@ static void reload_free(struct reload_run *r)
 	if (r->maps_open)
 		maps_close(&r->maps);
 	config_free(&r->cfg);
+	free(r->cfg_buf);
 	session_close(&r->s);
 }
 

@@ -63,6 +63,33 @@ double ms_since(const struct timespec *t0)
 	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
 }
 
+int loader_config_text(const struct ctx *ctx, const struct load_opts *o,
+		       char **buf, const char **text, size_t *len)
+{
+	*buf = NULL;
+	if (o->config_text) {
+		*text = o->config_text;
+		*len = o->config_len;
+		return 0;
+	}
+	if (config_read_file(o->config, buf, len, stderr)) {
+		p_err(ctx, "config %s rejected; nothing changed", o->config);
+		return -1;
+	}
+	*text = *buf;
+	return 0;
+}
+
+int loader_parse_config(const struct ctx *ctx, const struct load_opts *o,
+			const char *text, size_t len, struct htb_config *cfg)
+{
+	if (config_parse_string(text, len, o->config, cfg, stderr)) {
+		p_err(ctx, "config %s rejected; nothing changed", o->config);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Test hooks (docs/loader.md): HTBCTL_TEST_FAIL=STEP makes load fail
  * right after STEP as if its next step had failed, so the rollback runs;

@@ -49,8 +49,8 @@ static int check_pins(struct session *s, const struct dev_cmd *cmd)
 	return -1;
 }
 
-int session_open(struct session *s, const struct ctx *ctx,
-		 const struct dev_cmd *cmd, const char *ifname)
+int session_check(struct session *s, const struct ctx *ctx,
+		  const struct dev_cmd *cmd, const char *ifname)
 {
 	memset(s, 0, sizeof(*s));
 	s->ctx = ctx;
@@ -61,20 +61,31 @@ int session_open(struct session *s, const struct ctx *ctx,
 		return -1;
 	s->ifindex = cmd->device_may_be_gone ? (int)if_nametoindex(ifname)
 					     : dev_ifindex(ctx, ifname);
-	if (!s->ifindex && !cmd->device_may_be_gone)
-		return -1;
+	return !s->ifindex && !cmd->device_may_be_gone ? -1 : 0;
+}
+
+int session_lock(struct session *s, const struct dev_cmd *cmd)
+{
 	if (cmd->lock) {
 		s->lock = pins_lock();
 		if (s->lock < 0) {
-			p_err(ctx, "locking /sys/fs/bpf: %s", strerror(-s->lock));
+			p_err(s->ctx, "locking /sys/fs/bpf: %s", strerror(-s->lock));
 			return -1;
 		}
 	}
 	if (cmd->want == WANT_NOTHING)
 		return 0;
-	s->pins = pins_check(ifname, s->ifindex, &s->m, &s->have_meta, s->why,
+	s->pins = pins_check(s->ifname, s->ifindex, &s->m, &s->have_meta, s->why,
 			     sizeof(s->why));
 	return check_pins(s, cmd);
+}
+
+int session_open(struct session *s, const struct ctx *ctx,
+		 const struct dev_cmd *cmd, const char *ifname)
+{
+	if (session_check(s, ctx, cmd, ifname))
+		return -1;
+	return session_lock(s, cmd);
 }
 
 void session_close(struct session *s)
