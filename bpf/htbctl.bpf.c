@@ -165,22 +165,32 @@ struct pkt {
 	__u8 daddr[16];
 };
 
+/*
+ * The EtherType of the packet's network header (host order), past at most
+ * one 802.1Q/802.1ad tag, and in *off where that header starts; 0 if the
+ * tag cannot be read. Both parse() and is_link_control() start here.
+ */
+static __always_inline __u16 l3_proto(struct __sk_buff *skb, __u32 *off)
+{
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__be16 inner;
+
+	*off = ETH_HLEN;
+	if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+		return proto;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
+		return 0;
+	*off += 4;
+	return bpf_ntohs(inner);
+}
+
 /* Parse L3/L4 far enough for the address and port classifiers. */
 static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 {
-	__u32 off = ETH_HLEN, l4off = 0;
-	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 off, l4off = 0;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nexthdr = 0;
 	int i;
-
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 
 	if (proto == ETH_P_IP) {
 		struct iphdr ip;
@@ -351,18 +361,10 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
  */
 static __always_inline int is_link_control(struct __sk_buff *skb)
 {
-	__u16 proto = bpf_ntohs(skb->protocol);
-	__u32 off = ETH_HLEN;
+	__u32 off;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nh_type[2];
 
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return 0;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 	if (proto == ETH_P_ARP)
 		return 1;
 	if (proto != ETH_P_IPV6)
