@@ -63,47 +63,19 @@ struct {
 	__type(value, struct htb_tree_conf);
 } tree_conf SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32);		/* classid */
-	__type(value, __u32);
-} cls_prio SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, struct htb_mark_key);
-	__type(value, __u32);
-} cls_mark SEC(".maps");
-
-#define LPM_MAP(name, keytype)					\
-struct {							\
-	__uint(type, BPF_MAP_TYPE_LPM_TRIE);			\
-	__uint(max_entries, 64);				\
-	__uint(map_flags, BPF_F_NO_PREALLOC);			\
-	__type(key, keytype);					\
-	__type(value, __u32);					\
-} name SEC(".maps")
-
-LPM_MAP(cls_dst4, struct htb_lpm4_key);
-LPM_MAP(cls_src4, struct htb_lpm4_key);
-LPM_MAP(cls_dst6, struct htb_lpm6_key);
-LPM_MAP(cls_src6, struct htb_lpm6_key);
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, struct htb_port_key);
-	__type(value, __u32);
-} cls_port SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u64);		/* cgroup v2 id */
-	__type(value, __u32);
-} cls_cgroup SEC(".maps");
+/* The classifier maps, from the one list in include/htb_types.h. Keys:
+ * cls_prio a leaf's classid, cls_cgroup a cgroup v2 id, the others their
+ * struct; every value is a class slot. */
+#define HTB_CLS_MAP_(id, nm, ktype, mtype, mflags, bit)		\
+struct {								\
+	__uint(type, mtype);						\
+	__uint(max_entries, 64);					\
+	__uint(map_flags, mflags);					\
+	__type(key, ktype);						\
+	__type(value, __u32);						\
+} nm SEC(".maps");
+HTB_CLASSIFIERS(HTB_CLS_MAP_)
+#undef HTB_CLS_MAP_
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

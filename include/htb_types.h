@@ -126,17 +126,36 @@ struct htb_tree_conf {
 };
 
 /*
- * htb_tree_conf.skip: a set bit says the loader left that classifier map
- * empty, so the program skips its lookups (and the header parsing when
- * no address or port map is in use). 0, the safe default, probes all.
+ * The classifier maps, one line each, in the order the program tries them
+ * (docs/DESIGN.md "Classification"). This list is the one place a match
+ * kind is declared: the program declares its maps from it, and userspace
+ * sizes, pins, fills, diffs and skips them by it (src/maps.c), and numbers
+ * the config's match kinds after it (src/config.h).
+ *   X(ID, map name, key type, BPF map type, map flags, skip bit)
+ * The skip bit is set in htb_tree_conf.skip when the loader leaves the map
+ * empty, so the program skips its lookups (and the header parsing when no
+ * address or port map is in use); 0, the safe default, probes all. The
+ * bits are part of the pinned maps' format: a newer htbctl reloading a
+ * device writes them for the program already running there, so a bit never
+ * changes meaning. The order is part of cls_shadow's format likewise.
  */
-#define HTB_SKIP_PRIO	(1u << 0)
-#define HTB_SKIP_DST4	(1u << 1)
-#define HTB_SKIP_SRC4	(1u << 2)
-#define HTB_SKIP_DST6	(1u << 3)
-#define HTB_SKIP_SRC6	(1u << 4)
-#define HTB_SKIP_PORT	(1u << 5)
-#define HTB_SKIP_CGROUP	(1u << 6)
+#define HTB_CLASSIFIERS(X)							\
+	X(PRIO,   cls_prio,   __u32,               BPF_MAP_TYPE_HASH,     0, 0)	\
+	X(MARK,   cls_mark,   struct htb_mark_key, BPF_MAP_TYPE_HASH,     0, 7)	\
+	X(DST4,   cls_dst4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 1) \
+	X(SRC4,   cls_src4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 2) \
+	X(DST6,   cls_dst6,   struct htb_lpm6_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 3) \
+	X(SRC6,   cls_src6,   struct htb_lpm6_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 4) \
+	X(PORT,   cls_port,   struct htb_port_key, BPF_MAP_TYPE_HASH,     0, 5)	\
+	X(CGROUP, cls_cgroup, __u64,               BPF_MAP_TYPE_HASH,     0, 6)
+
+#define HTB_CLS_ENUM_(id, name, key, type, flags, bit)	HTB_CLS_##id,
+enum htb_cls { HTB_CLASSIFIERS(HTB_CLS_ENUM_) HTB_NCLS };
+#undef HTB_CLS_ENUM_
+
+#define HTB_CLS_SKIP_(id, name, key, type, flags, bit)	HTB_SKIP_##id = 1u << (bit),
+enum htb_skip { HTB_CLASSIFIERS(HTB_CLS_SKIP_) };
+#undef HTB_CLS_SKIP_
 
 /* Device-wide per-CPU counters (key 0). */
 struct htb_dev_stats {

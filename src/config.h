@@ -44,17 +44,17 @@
  * major's 65535 minors. This caps the tree (2^20 classes). */
 #define CONFIG_MAX_CLASSES	1048576u
 
-/* Classifier maps, in datapath precedence order (DESIGN.md). */
+/* A match kind is a classifier map: include/htb_types.h lists them, and
+ * the kinds take its numbers. PRIO is never written in a config (a leaf
+ * matches skb->priority == its classid by itself); the union below holds
+ * each kind's key in the map's own layout. */
+#define CONFIG_MATCH_ENUM_(id, nm, ktype, mtype, mflags, bit)	\
+	CONFIG_MATCH_##id = HTB_CLS_##id,
 enum config_match_kind {
-	CONFIG_MATCH_MARK,	/* cls_mark,  key.mark */
-	CONFIG_MATCH_DST4,	/* cls_dst4,  key.lpm4 */
-	CONFIG_MATCH_DST6,	/* cls_dst6,  key.lpm6 */
-	CONFIG_MATCH_SRC4,	/* cls_src4,  key.lpm4 */
-	CONFIG_MATCH_SRC6,	/* cls_src6,  key.lpm6 */
-	CONFIG_MATCH_PORT,	/* cls_port,  key.port .. port_last (expand the range) */
-	CONFIG_MATCH_CGROUP,	/* cls_cgroup, key.cgroup_id (__u64) */
-	CONFIG_MATCH_NKINDS,
+	HTB_CLASSIFIERS(CONFIG_MATCH_ENUM_)
+	CONFIG_MATCH_NKINDS = HTB_NCLS,
 };
+#undef CONFIG_MATCH_ENUM_
 
 struct config_match {
 	__u32 kind;		/* enum config_match_kind */

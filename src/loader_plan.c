@@ -14,17 +14,6 @@
 #include "loader.h"
 #include "maps_fill.h"
 
-const struct cls_desc cls_desc[NCLS] = {
-	[C_PRIO]   = { M_PRIO,   -1,                  4,  HTB_SKIP_PRIO,   false },
-	[C_MARK]   = { M_MARK,   CONFIG_MATCH_MARK,   8,  0,               false },
-	[C_DST4]   = { M_DST4,   CONFIG_MATCH_DST4,   8,  HTB_SKIP_DST4,   true },
-	[C_SRC4]   = { M_SRC4,   CONFIG_MATCH_SRC4,   8,  HTB_SKIP_SRC4,   true },
-	[C_DST6]   = { M_DST6,   CONFIG_MATCH_DST6,   20, HTB_SKIP_DST6,   true },
-	[C_SRC6]   = { M_SRC6,   CONFIG_MATCH_SRC6,   20, HTB_SKIP_SRC6,   true },
-	[C_PORT]   = { M_PORT,   CONFIG_MATCH_PORT,   4,  HTB_SKIP_PORT,   false },
-	[C_CGROUP] = { M_CGROUP, CONFIG_MATCH_CGROUP, 8,  HTB_SKIP_CGROUP, false },
-};
-
 int kv_push(struct kv *kv, const void *key, __u32 val)
 {
 	struct ent *e;
@@ -50,25 +39,6 @@ void kv_free(struct kv *kv)
 	free(kv->e);
 	kv->e = NULL;
 	kv->n = kv->cap = 0;
-}
-
-/* An LPM key's address bits beyond its prefix do not take part in
- * matching; clear them so equal entries compare equal. */
-void kv_normalize_lpm(struct ent *e, __u32 ksize)
-{
-	__u32 plen, nbytes = ksize - 4;
-	__u8 *a = e->key + 4;
-
-	memcpy(&plen, e->key, 4);
-	if (plen > nbytes * 8)
-		plen = nbytes * 8;
-	for (__u32 i = 0; i < nbytes; i++) {
-		__u32 bits = plen > i * 8 ? plen - i * 8 : 0;
-
-		if (bits >= 8)
-			continue;
-		a[i] &= (__u8)(0xff00u >> bits);
-	}
 }
 
 /*
@@ -124,44 +94,33 @@ void plan_free(struct plan *p)
 {
 	free(p->slot);
 	free(p->conf);
-	for (int i = 0; i < NCLS; i++)
+	for (int i = 0; i < HTB_NCLS; i++)
 		kv_free(&p->cls[i]);
 	memset(p, 0, sizeof(*p));
 }
 
+/* A match's entries: its key as the map has it (the config parsed it in
+ * that layout), a port range expanded to one entry per port. */
 static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 {
-	for (int c = 0; c < NCLS; c++) {
-		struct kv *kv = &p->cls[c];
-		int rc = 0;
+	struct kv *kv = &p->cls[m->kind];
+	int rc = 0;
 
-		if (cls_desc[c].kind != (int)m->kind)
-			continue;
-		switch (m->kind) {
-		case CONFIG_MATCH_MARK:
-			return kv_push(kv, &m->key.mark, slot);
-		case CONFIG_MATCH_DST4:
-		case CONFIG_MATCH_SRC4:
-		case CONFIG_MATCH_DST6:
-		case CONFIG_MATCH_SRC6:
-			rc = kv_push(kv, &m->key, slot);
-			if (!rc)
-				kv_normalize_lpm(&kv->e[kv->n - 1], kv->ksize);
-			return rc;
-		case CONFIG_MATCH_PORT: {
-			struct htb_port_key k = m->key.port;
+	if (m->kind >= HTB_NCLS)
+		return -EINVAL;
+	if (m->kind == CONFIG_MATCH_PORT) {
+		struct htb_port_key k = m->key.port;
 
-			for (__u32 port = m->key.port.port; port <= m->port_last && !rc; port++) {
-				k.port = (__u16)port;
-				rc = kv_push(kv, &k, slot);
-			}
-			return rc;
+		for (__u32 port = m->key.port.port; port <= m->port_last && !rc; port++) {
+			k.port = (__u16)port;
+			rc = kv_push(kv, &k, slot);
 		}
-		case CONFIG_MATCH_CGROUP:
-			return kv_push(kv, &m->key.cgroup_id, slot);
-		}
+		return rc;
 	}
-	return -EINVAL;
+	rc = kv_push(kv, &m->key, slot);
+	if (!rc && cls_desc[m->kind].lpm)
+		ent_normalize_lpm(&kv->e[kv->n - 1], kv->ksize);
+	return rc;
 }
 
 /*
@@ -257,7 +216,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	p->slot = slot;
 	p->nslots = nslots;
 	p->capacity = capacity;
-	for (int c = 0; c < NCLS; c++)
+	for (int c = 0; c < HTB_NCLS; c++)
 		p->cls[c].ksize = cls_desc[c].ksize;
 	p->conf = calloc(nslots ? nslots : 1, sizeof(*p->conf));
 	if (!p->conf)
@@ -293,7 +252,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 			return rc;
 		}
 		if (cc->is_leaf) {
-			rc = kv_push(&p->cls[C_PRIO], &cc->classid, slot[i]);
+			rc = kv_push(&p->cls[HTB_CLS_PRIO], &cc->classid, slot[i]);
 			if (rc) {
 				free(tab);
 				return rc;
@@ -310,7 +269,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 			      HTB_NO_CLASS : slot[cfg->dev.default_idx];
 	p->tree.nmasks = cfg->nmasks;
 	memcpy(p->tree.mark_masks, cfg->mark_masks, sizeof(p->tree.mark_masks));
-	for (int c = 0; c < NCLS; c++) {
+	for (int c = 0; c < HTB_NCLS; c++) {
 		kv_sort(&p->cls[c]);
 		if (!p->cls[c].n)
 			p->tree.skip |= cls_desc[c].skip;
@@ -355,19 +314,19 @@ struct shadow_hdr {
 	__u32 magic;
 	__u32 ncls;
 	__u64 tag;
-	__u32 n[NCLS];
+	__u32 n[HTB_NCLS];
 };
 
-int shadow_write(const char *ifname, const struct kv cls[NCLS], __u64 tag)
+int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 {
-	struct shadow_hdr hdr = { .magic = SHADOW_MAGIC, .ncls = NCLS, .tag = tag };
+	struct shadow_hdr hdr = { .magic = SHADOW_MAGIC, .ncls = HTB_NCLS, .tag = tag };
 	size_t len = sizeof(hdr), off;
 	char path[256], tmp[272];
 	__u32 nchunks, *keys = NULL;
 	unsigned char *buf;
 	int fd, rc = 0;
 
-	for (int c = 0; c < NCLS; c++) {
+	for (int c = 0; c < HTB_NCLS; c++) {
 		hdr.n[c] = cls[c].n;
 		len += (size_t)cls[c].n * sizeof(struct ent);
 	}
@@ -381,7 +340,7 @@ int shadow_write(const char *ifname, const struct kv cls[NCLS], __u64 tag)
 	}
 	memcpy(buf, &hdr, sizeof(hdr));
 	off = sizeof(hdr);
-	for (int c = 0; c < NCLS; c++) {
+	for (int c = 0; c < HTB_NCLS; c++) {
 		memcpy(buf + off, cls[c].e, (size_t)cls[c].n * sizeof(struct ent));
 		off += (size_t)cls[c].n * sizeof(struct ent);
 	}
@@ -411,7 +370,7 @@ out:
 	return rc;
 }
 
-int shadow_read(const char *ifname, struct kv cls[NCLS], __u64 tag)
+int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 {
 	struct bpf_map_info info = { 0 };
 	__u32 ilen = sizeof(info);
@@ -439,14 +398,14 @@ int shadow_read(const char *ifname, struct kv cls[NCLS], __u64 tag)
 		goto out;
 	rc = -EINVAL;
 	memcpy(&hdr, buf, sizeof(hdr));
-	if (hdr.magic != SHADOW_MAGIC || hdr.ncls != NCLS || hdr.tag != tag)
+	if (hdr.magic != SHADOW_MAGIC || hdr.ncls != HTB_NCLS || hdr.tag != tag)
 		goto out;
-	for (int c = 0; c < NCLS; c++)
+	for (int c = 0; c < HTB_NCLS; c++)
 		len += (size_t)hdr.n[c] * sizeof(struct ent);
 	if (len > (size_t)info.max_entries * SHADOW_CHUNK)
 		goto out;
 	off = sizeof(hdr);
-	for (int c = 0; c < NCLS; c++) {
+	for (int c = 0; c < HTB_NCLS; c++) {
 		cls[c].e = malloc((size_t)(hdr.n[c] ? hdr.n[c] : 1) * sizeof(struct ent));
 		if (!cls[c].e) {
 			rc = -ENOMEM;
@@ -459,7 +418,7 @@ int shadow_read(const char *ifname, struct kv cls[NCLS], __u64 tag)
 	rc = 0;
 out:
 	if (rc)
-		for (int c = 0; c < NCLS; c++)
+		for (int c = 0; c < HTB_NCLS; c++)
 			kv_free(&cls[c]);
 	free(buf);
 	close(fd);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * reload: apply a changed config to a loaded device without losing state.
- *
- * Classes are identified by class id. Survivors keep their slot (so their
- * token state and counters), new classes take slots the active generation
- * does not use, and the tree is switched over in this order:
+ * reload: apply a changed config to a loaded device without losing state
+ * (docs/loader.md "Reload"). Classes are identified by class id: survivors
+ * keep their slot (so their token state and counters), new classes take
+ * slots the active generation does not use. The steps in reload_steps[]
+ * first work out the change without touching anything (a bad file or a
+ * tree that does not fit changes nothing), then switch over in this order:
  *   1. the inactive conf generation is written completely (only slots that
  *      differ from what it holds), and its tree_conf;
  *   2. new classes get full buckets;
@@ -14,7 +15,6 @@
  *   4. runtime.gen flips: one word, the new tree is in force;
  *   5. classifier entries of removed classes (and removed matches) go;
  *   6. removed classes' state is zeroed.
- * A check that fails (bad file, does not fit) comes before step 1.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +33,98 @@ struct old_class {
 	__u32 slot;
 };
 
+/* Everything one reload works with. Slot-indexed arrays cover [0, hw). */
+struct reload_run {
+	const struct ctx *ctx;
+	const struct load_opts *o;
+	struct timespec tp;		/* -v step timing */
+	struct session s;
+	struct htb_config cfg;
+	struct maps maps;
+	bool maps_open;
+	int meta_fd;
+	struct htb_runtime rt;
+	__u32 gen, next;		/* active generation, the one written */
+	__u32 cap, hw;			/* capacity, slots ever used (meta) */
+	bool trusted, synced;		/* the last reload finished; gens equal */
+	struct htb_class_conf *active, *inactive;
+	struct old_class *old;		/* the tree in force, by class id */
+	__u32 nold;
+	unsigned char *used, *kept;	/* by slot: in force; kept by the config */
+	__u32 *slot;			/* config index -> slot */
+	__u32 *newslots, nnew;		/* slots of new classes */
+	__u32 *gone, ngone;		/* slots of removed classes */
+	__u32 nslots, nchanged;
+	struct plan plan;
+	bool have_shadow;
+	struct kv cur[HTB_NCLS], upd[HTB_NCLS], del[HTB_NCLS];
+	__u32 *wslots, nw;		/* differ in the inactive generation */
+	__u32 *cslots, nc;		/* differ in the active one */
+};
+
+static void *alloc_n(size_t n, size_t size)
+{
+	return calloc(n ? n : 1, size);
+}
+
+static int out_of_memory(struct reload_run *r)
+{
+	p_err(r->ctx, "out of memory");
+	return -1;
+}
+
+static int check_device(struct reload_run *r)
+{
+	static const struct dev_cmd cmd = {
+		.verb = "reload", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+		.lock = true, .want = WANT_LOADED,
+	};
+
+	return session_open(&r->s, r->ctx, &cmd, r->o->ifname);
+}
+
+static int read_config(struct reload_run *r)
+{
+	if (config_load(r->o->config, &r->cfg, stderr)) {
+		p_err(r->ctx, "config %s rejected; nothing changed", r->o->config);
+		return -1;
+	}
+	return 0;
+}
+
+/* The pinned maps, meta and runtime, and whether they agree. */
+static int open_pinned(struct reload_run *r)
+{
+	int rc;
+
+	if (maps_open_pinned(r->ctx, r->o->ifname, &r->maps))
+		return -1;
+	r->maps_open = true;
+	r->meta_fd = meta_open(r->o->ifname, &r->s.m, NULL);
+	if (r->meta_fd < 0) {
+		p_err(r->ctx, "reading %s/%s/meta: %s", PIN_ROOT, r->o->ifname,
+		      strerror(-r->meta_fd));
+		return -1;
+	}
+	rc = maps_get_runtime(&r->maps, &r->rt);
+	if (rc) {
+		p_err(r->ctx, "reading the runtime map: %s", strerror(-rc));
+		return -1;
+	}
+	r->gen = r->rt.gen & 1;
+	r->next = r->gen ^ 1;
+	r->cap = r->rt.capacity;
+	r->hw = r->s.m.hiwater;
+	if (r->cap != r->s.m.capacity || r->hw > r->cap ||
+	    2ull * r->cap > r->maps.max_entries[M_CONF]) {
+		p_err(r->ctx, "the pinned maps of %s disagree with their metadata "
+		      "(capacity %u vs %u); unload and load again", r->o->ifname,
+		      r->cap, r->s.m.capacity);
+		return -1;
+	}
+	return 0;
+}
+
 static int old_cmp(const void *a, const void *b)
 {
 	const struct old_class *x = a, *y = b;
@@ -40,25 +132,172 @@ static int old_cmp(const void *a, const void *b)
 	return x->classid < y->classid ? -1 : x->classid > y->classid;
 }
 
-/* Current entries of one classifier map, normalized and sorted. */
-static int kv_from_map(int fd, __u32 max_entries, struct kv *cur, bool lpm)
+/* The classes in force, by class id (usually in that order already:
+ * slots were given in class id order). */
+static void index_old(struct reload_run *r)
 {
-	void *keys = NULL, *vals = NULL;
-	long n = map_dump(fd, cur->ksize, sizeof(__u32), max_entries, &keys, &vals);
-	int rc = 0;
+	bool sorted = true;
+
+	for (__u32 s = 0; s < r->hw; s++) {
+		if (!(r->active[s].flags & HTB_CONF_VALID))
+			continue;
+		r->old[r->nold].classid = r->active[s].classid;
+		r->old[r->nold].slot = s;
+		r->nold++;
+		r->used[s] = 1;
+	}
+	for (__u32 i = 1; i < r->nold && sorted; i++)
+		sorted = r->old[i - 1].classid < r->old[i].classid;
+	if (!sorted)
+		qsort(r->old, r->nold, sizeof(*r->old), old_cmp);
+}
+
+/* class_conf of the tree in force. A reload that finished leaves both
+ * generations equal (and the shadow of the classifier maps current); one
+ * that did not, or a fresh load, makes this one read both. */
+static int read_tree(struct reload_run *r)
+{
+	__u32 hw = r->hw, nc = r->cfg.nclasses;
+	int rc;
+
+	r->trusted = !(r->s.m.flags & META_F_RELOADING);
+	r->synced = r->trusted && (r->s.m.flags & META_F_GENS_SYNCED);
+	r->active = alloc_n(hw, sizeof(*r->active));
+	r->inactive = r->synced ? r->active : alloc_n(hw, sizeof(*r->inactive));
+	r->old = alloc_n(hw, sizeof(*r->old));
+	r->used = alloc_n(r->cap, 1);
+	r->kept = alloc_n(hw, 1);
+	r->slot = alloc_n(nc, sizeof(*r->slot));
+	r->newslots = alloc_n(nc, sizeof(*r->newslots));
+	if (!r->active || !r->inactive || !r->old || !r->used || !r->kept ||
+	    !r->slot || !r->newslots)
+		return out_of_memory(r);
+	rc = array_read(r->maps.fd[M_CONF], r->gen * r->cap, hw, r->active,
+			sizeof(*r->active), 0);
+	if (!rc && !r->synced)
+		rc = array_read(r->maps.fd[M_CONF], r->next * r->cap, hw, r->inactive,
+				sizeof(*r->inactive), 0);
+	if (rc) {
+		p_err(r->ctx, "reading class_conf: %s", strerror(-rc));
+		return -1;
+	}
+	index_old(r);
+	return 0;
+}
+
+/* The slot a class keeps, or HTB_NO_CLASS for a new one. */
+static __u32 old_slot(const struct reload_run *r, __u32 classid)
+{
+	struct old_class key = { .classid = classid };
+	const struct old_class *f = bsearch(&key, r->old, r->nold, sizeof(*r->old),
+					    old_cmp);
+
+	return f ? f->slot : HTB_NO_CLASS;
+}
+
+/* Survivors keep their slot: a merge when both lists are in class id
+ * order, else a search per class. */
+static void keep_survivors(struct reload_run *r)
+{
+	const struct htb_config *cfg = &r->cfg;
+	__u32 j = 0;
+
+	for (__u32 k = 0; k < cfg->nclasses; k++) {
+		__u32 i = cfg->by_classid ? cfg->by_classid[k] : k;
+		__u32 id = cfg->classes[i].classid;
+
+		if (cfg->by_classid) {
+			while (j < r->nold && r->old[j].classid < id)
+				j++;
+			r->slot[i] = j < r->nold && r->old[j].classid == id ?
+				     r->old[j].slot : HTB_NO_CLASS;
+		} else {
+			r->slot[i] = old_slot(r, id);
+		}
+		if (r->slot[i] != HTB_NO_CLASS)
+			r->kept[r->slot[i]] = 1;
+	}
+}
+
+static int does_not_fit(struct reload_run *r)
+{
+	__u32 need = r->nold;
+
+	for (__u32 k = 0; k < r->cfg.nclasses; k++)
+		need += old_slot(r, r->cfg.classes[k].classid) == HTB_NO_CLASS;
+	p_err(r->ctx, "config %s does not fit the maps of %s: the %u classes in "
+	      "force and the %u new ones need %u class slots during the switch, and "
+	      "load fixed the capacity at %u; nothing changed ('htbctl unload' and "
+	      "'htbctl load' size the maps anew)", r->o->config, r->o->ifname,
+	      r->nold, need - r->nold, need, r->cap);
+	return -1;
+}
+
+/* New classes take free slots, lowest first (a slot freed by an earlier
+ * reload is free in the active tree); removed classes are listed. */
+static int assign_slots(struct reload_run *r)
+{
+	__u32 next = 0;
+
+	keep_survivors(r);
+	r->nslots = r->hw;
+	for (__u32 i = 0; i < r->cfg.nclasses; i++) {
+		if (r->slot[i] != HTB_NO_CLASS)
+			continue;
+		while (next < r->cap && r->used[next])
+			next++;
+		if (next >= r->cap)
+			return does_not_fit(r);
+		r->slot[i] = next;
+		r->used[next] = 1;
+		r->newslots[r->nnew++] = next;
+		if (next + 1 > r->nslots)
+			r->nslots = next + 1;
+	}
+	r->gone = alloc_n(r->nold, sizeof(*r->gone));
+	if (!r->gone)
+		return out_of_memory(r);
+	for (__u32 s = 0; s < r->hw; s++)
+		if ((r->active[s].flags & HTB_CONF_VALID) && !r->kept[s])
+			r->gone[r->ngone++] = s;
+	return 0;
+}
+
+/* What the maps must hold; how many kept classes change. */
+static int plan_tree(struct reload_run *r)
+{
+	__u32 n = r->cfg.nclasses, *slot_copy = alloc_n(n, sizeof(*slot_copy));
+	int rc;
+
+	if (!slot_copy)
+		return out_of_memory(r);
+	memcpy(slot_copy, r->slot, (size_t)n * sizeof(*r->slot));
+	rc = plan_build(&r->plan, &r->cfg, slot_copy, r->nslots, r->cap);
+	if (rc) {
+		p_err(r->ctx, "preparing the maps: %s", strerror(-rc));
+		return -1;
+	}
+	for (__u32 i = 0; i < n; i++) {
+		__u32 s = r->slot[i];
+
+		if (s < r->hw && r->kept[s] &&
+		    memcmp(&r->active[s], &r->plan.conf[s], sizeof(r->active[s])))
+			r->nchanged++;
+	}
+	return 0;
+}
+
+/* Current entries of classifier c from its map, sorted. */
+static int kv_from_map(struct reload_run *r, int c)
+{
+	struct kv *cur = &r->cur[c];
+	long n = maps_dump_cls(&r->maps, c, &cur->e);
 
 	if (n < 0)
 		return (int)n;
-	for (long i = 0; i < n && !rc; i++) {
-		rc = kv_push(cur, (char *)keys + i * cur->ksize, ((__u32 *)vals)[i]);
-		if (!rc && lpm)
-			kv_normalize_lpm(&cur->e[cur->n - 1], cur->ksize);
-	}
-	free(keys);
-	free(vals);
-	if (!rc)
-		kv_sort(cur);
-	return rc;
+	cur->n = cur->cap = (__u32)n;
+	kv_sort(cur);
+	return 0;
 }
 
 /* want vs cur: entries to write (new or re-pointed) and to delete; how
@@ -71,14 +310,9 @@ static int kv_diff(const struct kv *want, const struct kv *cur, struct kv *upd,
 
 	*added = 0;
 	while (!rc && (i < want->n || j < cur->n)) {
-		int c;
+		int c = i == want->n ? 1 : j == cur->n ? -1 :
+			memcmp(want->e[i].key, cur->e[j].key, k);
 
-		if (i == want->n)
-			c = 1;
-		else if (j == cur->n)
-			c = -1;
-		else
-			c = memcmp(want->e[i].key, cur->e[j].key, k);
 		if (c < 0) {
 			rc = kv_push(upd, want->e[i].key, want->e[i].val);
 			(*added)++;
@@ -94,6 +328,123 @@ static int kv_diff(const struct kv *want, const struct kv *cur, struct kv *upd,
 		}
 	}
 	return rc;
+}
+
+/* Classifier maps: what changes, and does it fit? From the shadow when it
+ * is current, else from the maps themselves. */
+static int diff_classifiers(struct reload_run *r)
+{
+	for (int c = 0; c < HTB_NCLS; c++)
+		r->cur[c].ksize = r->upd[c].ksize = r->del[c].ksize = cls_desc[c].ksize;
+	r->have_shadow = r->trusted && shadow_read(r->o->ifname, r->cur, r->s.m.reloads) == 0;
+	for (int c = 0; c < HTB_NCLS; c++) {
+		__u32 added, size = r->maps.max_entries[M_CLS + c];
+		int rc = r->have_shadow ? 0 : kv_from_map(r, c);
+
+		if (!rc)
+			rc = kv_diff(&r->plan.cls[c], &r->cur[c], &r->upd[c], &r->del[c], &added);
+		if (rc) {
+			p_err(r->ctx, "reading %s: %s", map_name(M_CLS + c), strerror(-rc));
+			return -1;
+		}
+		if ((__u64)r->cur[c].n + added > size) {
+			p_err(r->ctx, "config %s does not fit the maps of %s: %s holds %u "
+			      "entries and would need %u during the switch, and load fixed "
+			      "its size at %u; nothing changed ('htbctl unload' and 'htbctl "
+			      "load' size the maps anew)", r->o->config, r->o->ifname,
+			      map_name(M_CLS + c), r->cur[c].n, r->cur[c].n + added, size);
+			return -1;
+		}
+	}
+	loader_phase(r->ctx, &r->tp, "reload", r->have_shadow ?
+		     "classifier maps: shadow, diff" : "classifier maps: read, diff");
+	return 0;
+}
+
+/* Slots where the inactive generation differs from the new tree (written
+ * before the flip), and where the active one does (written after it, to
+ * bring that generation level). */
+static int diff_generations(struct reload_run *r)
+{
+	static const struct htb_class_conf zero;
+
+	r->wslots = alloc_n(r->nslots, sizeof(*r->wslots));
+	r->cslots = alloc_n(r->nslots, sizeof(*r->cslots));
+	if (!r->wslots || !r->cslots)
+		return out_of_memory(r);
+	for (__u32 s = 0; s < r->nslots; s++) {
+		const struct htb_class_conf *have = s < r->hw ? &r->inactive[s] : &zero;
+		const struct htb_class_conf *now = s < r->hw ? &r->active[s] : &zero;
+
+		if (memcmp(have, &r->plan.conf[s], sizeof(*have)))
+			r->wslots[r->nw++] = s;
+		if (memcmp(now, &r->plan.conf[s], sizeof(*now)))
+			r->cslots[r->nc++] = s;
+	}
+	return 0;
+}
+
+/* meta says a reload is under way before the first write: a reload that
+ * finds it set trusts neither the shadow nor equal generations. */
+static int mark_reloading(struct reload_run *r)
+{
+	int rc;
+
+	r->s.m.flags |= META_F_RELOADING;
+	r->s.m.flags &= ~META_F_GENS_SYNCED;
+	rc = meta_write(r->meta_fd, &r->s.m);
+	if (rc) {
+		p_err(r->ctx, "updating %s/%s/meta: %s; nothing changed", PIN_ROOT,
+		      r->o->ifname, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The plan's conf of the given slots, in their order (maps_put_conf and
+ * maps_init_state take values beside their slots). */
+static int put_plan_conf(struct reload_run *r, __u32 gen, const __u32 *slots, __u32 n,
+			 bool state)
+{
+	struct htb_class_conf *conf = alloc_n(n, sizeof(*conf));
+	int rc;
+
+	if (!conf)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++)
+		conf[i] = r->plan.conf[slots[i]];
+	rc = state ? maps_init_state(&r->maps, slots, conf, n, htb_clock_ns())
+		   : maps_put_conf(&r->maps, gen, r->cap, slots, conf, n);
+	free(conf);
+	return rc;
+}
+
+/* 1. the inactive generation, only where it differs, and its tree_conf */
+static int write_next_generation(struct reload_run *r)
+{
+	int rc = put_plan_conf(r, r->next, r->wslots, r->nw, false);
+
+	if (!rc)
+		rc = maps_put_tree(&r->maps, r->next, &r->plan.tree);
+	if (rc) {
+		p_err(r->ctx, "writing generation %u of class_conf: %s; the tree in "
+		      "force is unchanged", r->next, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* 2. new classes start full */
+static int init_new_classes(struct reload_run *r)
+{
+	int rc = put_plan_conf(r, 0, r->newslots, r->nnew, true);
+
+	if (rc) {
+		p_err(r->ctx, "initializing class_state: %s; the tree in force is "
+		      "unchanged", strerror(-rc));
+		return -1;
+	}
+	return 0;
 }
 
 static const struct ent *kv_find(const struct kv *kv, const void *key)
@@ -114,392 +465,182 @@ static const struct ent *kv_find(const struct kv *kv, const void *key)
 	return NULL;
 }
 
-static void phase(const struct ctx *ctx, struct timespec *t, const char *name)
+/* After a failed write of classifiers 0..last: their old entries back. */
+static void put_back_entries(struct reload_run *r, int last)
 {
-	loader_phase(ctx, t, "reload", name);
+	for (int c = last; c >= 0; c--) {
+		int fd = r->maps.fd[M_CLS + c];
+
+		for (__u32 i = 0; i < r->upd[c].n; i++) {
+			const struct ent *was = kv_find(&r->cur[c], r->upd[c].e[i].key);
+
+			if (was)
+				bpf_map_update_elem(fd, was->key, &was->val, BPF_ANY);
+			else
+				bpf_map_delete_elem(fd, r->upd[c].e[i].key);
+		}
+	}
+}
+
+/* 3. classifier entries in */
+static int add_entries(struct reload_run *r)
+{
+	for (int c = 0; c < HTB_NCLS; c++) {
+		int rc = maps_put_cls(&r->maps, c, r->upd[c].e, r->upd[c].n);
+
+		if (rc) {
+			p_err(r->ctx, "writing %s: %s; putting the old entries back",
+			      map_name(M_CLS + c), strerror(-rc));
+			put_back_entries(r, c);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* 4. the flip (hysteresis from the config too: the file is the source of
+ * truth; `htbctl set` overrides until the next reload) */
+static int flip(struct reload_run *r)
+{
+	int rc;
+
+	r->rt.gen = r->next;
+	r->rt.hysteresis = r->cfg.dev.hysteresis;
+	rc = maps_set_runtime(&r->maps, &r->rt);
+	if (rc) {
+		p_err(r->ctx, "switching to the new tree: %s", strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* 5. entries of removed classes and matches out; 6. their state. The new
+ * tree is in force: a failure here leaves garbage, not a wrong tree. */
+static int remove_old(struct reload_run *r)
+{
+	int rc;
+
+	for (int c = 0; c < HTB_NCLS; c++) {
+		rc = maps_del_cls(&r->maps, c, r->del[c].e, r->del[c].n);
+		if (rc)
+			p_warn(r->ctx, "removing old entries of %s: %s",
+			       map_name(M_CLS + c), strerror(-rc));
+	}
+	rc = r->ngone ? maps_clear_state(&r->maps, r->gone, r->ngone) : 0;
+	if (rc)
+		p_warn(r->ctx, "clearing the state of removed classes: %s", strerror(-rc));
+	return 0;
+}
+
+/* The generation just left behind takes the new tree too, and the shadow
+ * records the classifier maps: the next reload reads less. */
+static int level_generations(struct reload_run *r)
+{
+	struct htbctl_meta *m = &r->s.m;
+	int rc;
+
+	m->hiwater = r->nslots;
+	m->reloads++;
+	snprintf(m->config, sizeof(m->config), "%s", r->o->config);
+	if (put_plan_conf(r, r->gen, r->cslots, r->nc, false) == 0 &&
+	    shadow_write(r->o->ifname, r->plan.cls, m->reloads) == 0)
+		m->flags = (m->flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
+	rc = meta_write(r->meta_fd, m);
+	if (rc)
+		p_warn(r->ctx, "updating %s/%s/meta: %s", PIN_ROOT, r->o->ifname,
+		       strerror(-rc));
+	return 0;
+}
+
+struct reload_step {
+	int (*run)(struct reload_run *r);
+	const char *phase;	/* -v timing up to here; NULL: with the next */
+};
+
+/* Nothing changes before mark_reloading; nothing fails after flip. */
+static const struct reload_step reload_steps[] = {
+	{ check_device,		"checks" },
+	{ read_config,		"parsing the config" },
+	{ open_pinned,		NULL },
+	{ read_tree,		"reading class_conf" },
+	{ assign_slots,		"slots" },
+	{ plan_tree,		"plan" },
+	{ diff_classifiers,	NULL },		/* times itself: shadow or maps */
+	{ diff_generations,	NULL },
+	{ mark_reloading,	NULL },
+	{ write_next_generation, NULL },
+	{ init_new_classes,	NULL },
+	{ add_entries,		"writes before the flip" },
+	{ flip,			NULL },
+	{ remove_old,		"flip and clean-up" },
+	{ level_generations,	"level generations, shadow" },
+};
+
+static void print_reloaded(const struct reload_run *r, double ms)
+{
+	struct printer p;
+
+	printer_init(&p, r->ctx->json, stdout);
+	print_open_object(&p, NULL);
+	print_string(&p, "dev", "%s: ", r->o->ifname);
+	print_string(&p, "action", "%s", "reloaded");
+	print_u64(&p, "nclasses", " %llu classes", r->cfg.nclasses);
+	print_u64(&p, "kept", " (%llu kept", r->nold - r->ngone);
+	print_u64(&p, "changed", ", %llu changed", r->nchanged);
+	print_u64(&p, "added", ", %llu added", r->nnew);
+	print_u64(&p, "removed", ", %llu removed)", r->ngone);
+	print_u64(&p, "generation", ", generation %llu", r->next);
+	print_u64(&p, "elapsed_us", NULL, (__u64)(ms * 1000));
+	print_text(&p, " in %.1f ms\n", ms);
+	print_close_object(&p);
+	printer_finish(&p);
+}
+
+static void reload_free(struct reload_run *r)
+{
+	for (int c = 0; c < HTB_NCLS; c++) {
+		kv_free(&r->cur[c]);
+		kv_free(&r->upd[c]);
+		kv_free(&r->del[c]);
+	}
+	if (r->inactive != r->active)
+		free(r->inactive);
+	free(r->active);
+	free(r->old);
+	free(r->used);
+	free(r->kept);
+	free(r->slot);
+	free(r->newslots);
+	free(r->gone);
+	free(r->wslots);
+	free(r->cslots);
+	plan_free(&r->plan);
+	if (r->meta_fd >= 0)
+		close(r->meta_fd);
+	if (r->maps_open)
+		maps_close(&r->maps);
+	config_free(&r->cfg);
+	session_close(&r->s);
 }
 
 int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 {
-	struct timespec tp;
-	struct htb_class_conf *active = NULL, *inactive = NULL;
-	struct htb_config cfg = { 0 };
-	struct htbctl_meta m;
-	struct htb_runtime rt;
-	struct plan plan = { 0 };
-	struct maps mp;
-	struct kv cur[NCLS], upd[NCLS], del[NCLS];
-	struct old_class *old = NULL;
+	struct reload_run r = { .ctx = ctx, .o = o, .meta_fd = -1 };
 	struct timespec t0;
-	__u32 nold = 0, g, n, cap, hw, nslots, *slot = NULL, *wslots = NULL;
-	__u32 *newslots = NULL, *gone = NULL;
-	__u32 nnew = 0, ngone = 0, nkept = 0, nchanged = 0, nw = 0, *kept_mark = NULL;
-	__u32 *cslots = NULL, nc = 0;
-	bool trusted, synced, have_shadow;
-	unsigned char *used = NULL;
-	int lock, ifindex, meta_fd = -1, rc, ret = EXIT_FAIL;
-	bool maps_open = false, flipped = false;
+	int ret = EXIT_OK;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	phase(ctx, &tp, NULL);
-	memset(cur, 0, sizeof(cur));
-	memset(upd, 0, sizeof(upd));
-	memset(del, 0, sizeof(del));
-	loader_libbpf_log(ctx);
-	if (privs_check(ctx, "reload", NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS))
-		return EXIT_FAIL;
-	if (!dev_ifindex(ctx, o->ifname))
-		return EXIT_FAIL;
-	lock = pins_lock();
-	if (lock < 0) {
-		p_err(ctx, "locking /sys/fs/bpf: %s", strerror(-lock));
-		return EXIT_FAIL;
-	}
-	ifindex = loader_attached(ctx, o->ifname, "reload", &m);
-	if (!ifindex)
-		goto out;
-	phase(ctx, &tp, "checks");
-	if (config_load(o->config, &cfg, stderr)) {
-		p_err(ctx, "config %s rejected; nothing changed", o->config);
-		goto out;
-	}
-	phase(ctx, &tp, "parsing the config");
-	if (maps_open_pinned(ctx, o->ifname, &mp))
-		goto out;
-	maps_open = true;
-	meta_fd = meta_open(o->ifname, &m, NULL);
-	if (meta_fd < 0) {
-		p_err(ctx, "reading %s/%s/meta: %s", PIN_ROOT, o->ifname, strerror(-meta_fd));
-		goto out;
-	}
-	rc = htb_map_get_runtime(mp.fd[M_RUNTIME], &rt);
-	if (rc) {
-		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
-		goto out;
-	}
-	g = rt.gen & 1;
-	n = g ^ 1;
-	cap = rt.capacity;
-	hw = m.hiwater;
-	if (cap != m.capacity || hw > cap || 2ull * cap > mp.max_entries[M_CONF]) {
-		p_err(ctx, "the pinned maps of %s disagree with their metadata "
-		      "(capacity %u vs %u); unload and load again", o->ifname, cap,
-		      m.capacity);
-		goto out;
-	}
-
-	/* The tree in force: class id -> slot. */
-	trusted = !(m.flags & META_F_RELOADING);
-	synced = trusted && (m.flags & META_F_GENS_SYNCED);
-	active = calloc(hw ? hw : 1, sizeof(*active));
-	inactive = synced ? active : calloc(hw ? hw : 1, sizeof(*inactive));
-	old = calloc(hw ? hw : 1, sizeof(*old));
-	used = calloc(cap, 1);
-	slot = malloc((size_t)(cfg.nclasses ? cfg.nclasses : 1) * sizeof(*slot));
-	newslots = malloc((size_t)(cfg.nclasses ? cfg.nclasses : 1) * sizeof(*newslots));
-	kept_mark = calloc(hw ? hw : 1, sizeof(*kept_mark));
-	if (!active || !inactive || !old || !used || !slot || !newslots || !kept_mark) {
-		p_err(ctx, "out of memory");
-		goto out;
-	}
-	/* A reload that finished leaves both generations equal (and the
-	 * shadow of the classifier maps current); one that did not, or a
-	 * fresh load, makes this one read everything. */
-	rc = array_read(mp.fd[M_CONF], g * cap, hw, active, sizeof(*active), 0);
-	if (!rc && !synced)
-		rc = array_read(mp.fd[M_CONF], n * cap, hw, inactive, sizeof(*inactive), 0);
-	if (rc) {
-		p_err(ctx, "reading class_conf: %s", strerror(-rc));
-		goto out;
-	}
-	phase(ctx, &tp, "reading class_conf");
-	for (__u32 s = 0; s < hw; s++) {
-		if (!(active[s].flags & HTB_CONF_VALID))
-			continue;
-		old[nold].classid = active[s].classid;
-		old[nold].slot = s;
-		nold++;
-		used[s] = 1;
-	}
-	{
-		bool sorted = true;	/* usual: slots were given in class id order */
-
-		for (__u32 i = 1; i < nold && sorted; i++)
-			sorted = old[i - 1].classid < old[i].classid;
-		if (!sorted)
-			qsort(old, nold, sizeof(*old), old_cmp);
-	}
-
-	/* Survivors keep their slot; new classes take free ones, lowest first
-	 * (a slot freed by an earlier reload is free in the active tree). */
-	if (cfg.by_classid) {
-		/* both in class id order: one merge */
-		__u32 j = 0;
-
-		for (__u32 k = 0; k < cfg.nclasses; k++) {
-			__u32 i = cfg.by_classid[k], id = cfg.classes[i].classid;
-
-			while (j < nold && old[j].classid < id)
-				j++;
-			slot[i] = j < nold && old[j].classid == id ? old[j].slot : HTB_NO_CLASS;
-			if (slot[i] != HTB_NO_CLASS)
-				kept_mark[slot[i]] = 1;
+	loader_phase(ctx, &r.tp, "reload", NULL);
+	for (size_t i = 0; i < sizeof(reload_steps) / sizeof(reload_steps[0]); i++) {
+		if (reload_steps[i].run(&r)) {
+			ret = EXIT_FAIL;
+			break;
 		}
-	} else {
-		for (__u32 i = 0; i < cfg.nclasses; i++) {
-			struct old_class key = { .classid = cfg.classes[i].classid };
-			struct old_class *f = bsearch(&key, old, nold, sizeof(*old), old_cmp);
-
-			slot[i] = f ? f->slot : HTB_NO_CLASS;
-			if (f)
-				kept_mark[f->slot] = 1;
-		}
+		if (reload_steps[i].phase)
+			loader_phase(ctx, &r.tp, "reload", reload_steps[i].phase);
 	}
-	nslots = hw;
-	{
-		__u32 next = 0;
-
-		for (__u32 i = 0; i < cfg.nclasses; i++) {
-			if (slot[i] != HTB_NO_CLASS)
-				continue;
-			while (next < cap && used[next])
-				next++;
-			if (next >= cap) {
-				__u32 need = nold;
-
-				for (__u32 k = 0; k < cfg.nclasses; k++)
-					need += !bsearch(&(struct old_class){ .classid =
-						cfg.classes[k].classid }, old, nold,
-						sizeof(*old), old_cmp);
-				p_err(ctx, "config %s does not fit the maps of %s: the %u "
-				      "classes in force and the %u new ones need %u class "
-				      "slots during the switch, and load fixed the capacity "
-				      "at %u; nothing changed ('htbctl unload' and 'htbctl "
-				      "load' size the maps anew)", o->config, o->ifname,
-				      nold, need - nold, need, cap);
-				goto out;
-			}
-			slot[i] = next;
-			used[next] = 1;
-			newslots[nnew++] = next;
-			if (next + 1 > nslots)
-				nslots = next + 1;
-		}
-	}
-	for (__u32 s = 0; s < hw; s++)
-		if ((active[s].flags & HTB_CONF_VALID) && !kept_mark[s])
-			ngone++;
-	nkept = nold - ngone;
-	gone = malloc((size_t)(ngone ? ngone : 1) * sizeof(*gone));
-	if (!gone) {
-		p_err(ctx, "out of memory");
-		goto out;
-	}
-	ngone = 0;
-	for (__u32 s = 0; s < hw; s++)
-		if ((active[s].flags & HTB_CONF_VALID) && !kept_mark[s])
-			gone[ngone++] = s;
-
-	{
-		__u32 *slot_copy = malloc((size_t)(cfg.nclasses ? cfg.nclasses : 1) *
-					  sizeof(*slot_copy));
-
-		if (!slot_copy) {
-			p_err(ctx, "out of memory");
-			goto out;
-		}
-		memcpy(slot_copy, slot, (size_t)cfg.nclasses * sizeof(*slot));
-		phase(ctx, &tp, "slots");
-		rc = plan_build(&plan, &cfg, slot_copy, nslots, cap);
-		if (rc) {
-			p_err(ctx, "preparing the maps: %s", strerror(-rc));
-			goto out;
-		}
-	}
-	for (__u32 i = 0; i < cfg.nclasses; i++) {
-		__u32 s = slot[i];
-
-		if (s < hw && kept_mark[s] &&
-		    memcmp(&active[s], &plan.conf[s], sizeof(active[s])))
-			nchanged++;
-	}
-
-	phase(ctx, &tp, "plan");
-	/* Classifier maps: what changes, and does it fit? */
-	for (int c = 0; c < NCLS; c++)
-		cur[c].ksize = upd[c].ksize = del[c].ksize = cls_desc[c].ksize;
-	have_shadow = trusted && shadow_read(o->ifname, cur, m.reloads) == 0;
-	for (int c = 0; c < NCLS; c++) {
-		enum map_id id = cls_desc[c].map;
-		__u32 added;
-
-		rc = have_shadow ? 0 : kv_from_map(mp.fd[id], mp.max_entries[id],
-						   &cur[c], cls_desc[c].lpm);
-		if (!rc)
-			rc = kv_diff(&plan.cls[c], &cur[c], &upd[c], &del[c], &added);
-		if (rc) {
-			p_err(ctx, "reading %s: %s", map_names[id], strerror(-rc));
-			goto out;
-		}
-		if ((__u64)cur[c].n + added > mp.max_entries[id]) {
-			p_err(ctx, "config %s does not fit the maps of %s: %s holds %u "
-			      "entries and would need %u during the switch, and load "
-			      "fixed its size at %u; nothing changed ('htbctl unload' "
-			      "and 'htbctl load' size the maps anew)", o->config,
-			      o->ifname, map_names[id], cur[c].n, cur[c].n + added,
-			      mp.max_entries[id]);
-			goto out;
-		}
-	}
-
-	phase(ctx, &tp, have_shadow ? "classifier maps: shadow, diff"
-				    : "classifier maps: read, diff");
-	/* 1. the inactive generation, only where it differs; and the slots
-	 * where the tree in force differs, to bring that generation level
-	 * after the flip */
-	wslots = malloc((size_t)(nslots ? nslots : 1) * sizeof(*wslots));
-	cslots = malloc((size_t)(nslots ? nslots : 1) * sizeof(*cslots));
-	if (!wslots || !cslots) {
-		p_err(ctx, "out of memory");
-		goto out;
-	}
-	for (__u32 s = 0; s < nslots; s++) {
-		static const struct htb_class_conf zero;
-		const struct htb_class_conf *have = s < hw ? &inactive[s] : &zero;
-		const struct htb_class_conf *now = s < hw ? &active[s] : &zero;
-
-		if (memcmp(have, &plan.conf[s], sizeof(*have)))
-			wslots[nw++] = s;
-		if (memcmp(now, &plan.conf[s], sizeof(*now)))
-			cslots[nc++] = s;
-	}
-	m.flags |= META_F_RELOADING;
-	m.flags &= ~META_F_GENS_SYNCED;
-	rc = meta_write(meta_fd, &m);
-	if (rc) {
-		p_err(ctx, "updating %s/%s/meta: %s; nothing changed", PIN_ROOT,
-		      o->ifname, strerror(-rc));
-		goto out;
-	}
-	rc = write_conf(mp.fd[M_CONF], n, cap, wslots, plan.conf, nw);
-	if (!rc && bpf_map_update_elem(mp.fd[M_TREE], &n, &plan.tree, BPF_ANY))
-		rc = -errno;
-	if (rc) {
-		p_err(ctx, "writing generation %u of class_conf: %s; the tree in force "
-		      "is unchanged", n, strerror(-rc));
-		goto out;
-	}
-	/* 2. new classes start full */
-	rc = init_state(mp.fd[M_STATE], newslots, nnew, plan.conf);
-	if (rc) {
-		p_err(ctx, "initializing class_state: %s; the tree in force is "
-		      "unchanged", strerror(-rc));
-		goto out;
-	}
-	/* 3. classifier entries in */
-	for (int c = 0; c < NCLS; c++) {
-		rc = kv_update(mp.fd[cls_desc[c].map], &upd[c], upd[c].e, upd[c].n);
-		if (rc) {
-			p_err(ctx, "writing %s: %s; putting the old entries back",
-			      map_names[cls_desc[c].map], strerror(-rc));
-			for (int b = c; b >= 0; b--) {
-				for (__u32 i = 0; i < upd[b].n; i++) {
-					const struct ent *was = kv_find(&cur[b], upd[b].e[i].key);
-					int fd = mp.fd[cls_desc[b].map];
-
-					if (was)
-						bpf_map_update_elem(fd, was->key, &was->val, BPF_ANY);
-					else
-						bpf_map_delete_elem(fd, upd[b].e[i].key);
-				}
-			}
-			goto out;
-		}
-	}
-	phase(ctx, &tp, "writes before the flip");
-	/* 4. the flip */
-	rt.gen = n;
-	rt.hysteresis = cfg.dev.hysteresis;
-	rc = htb_map_set_runtime(mp.fd[M_RUNTIME], &rt);
-	if (rc) {
-		p_err(ctx, "switching to the new tree: %s", strerror(-rc));
-		goto out;
-	}
-	flipped = true;
-	/* 5. entries of removed classes and matches out; 6. their state */
-	for (int c = 0; c < NCLS; c++) {
-		rc = kv_delete(mp.fd[cls_desc[c].map], &del[c], del[c].e, del[c].n);
-		if (rc)
-			p_warn(ctx, "removing old entries of %s: %s",
-			       map_names[cls_desc[c].map], strerror(-rc));
-	}
-	if (ngone) {
-		struct htb_class_state *z = calloc(ngone, sizeof(*z));
-
-		rc = z ? map_update_many(mp.fd[M_STATE], gone, sizeof(*gone), z,
-					 sizeof(*z), ngone, BPF_F_LOCK) : -ENOMEM;
-		free(z);
-		if (rc)
-			p_warn(ctx, "clearing the state of removed classes: %s", strerror(-rc));
-	}
-	phase(ctx, &tp, "flip and clean-up");
-	/* The generation just left behind takes the new tree too, and the
-	 * shadow records the classifier maps: the next reload reads less. */
-	m.hiwater = nslots;
-	m.reloads++;
-	snprintf(m.config, sizeof(m.config), "%s", o->config);
-	if (write_conf(mp.fd[M_CONF], g, cap, cslots, plan.conf, nc) == 0 &&
-	    shadow_write(o->ifname, plan.cls, m.reloads) == 0)
-		m.flags = (m.flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
-	phase(ctx, &tp, "level generations, shadow");
-	rc = meta_write(meta_fd, &m);
-	if (rc)
-		p_warn(ctx, "updating %s/%s/meta: %s", PIN_ROOT, o->ifname, strerror(-rc));
-
-	if (!o->quiet) {
-		struct printer p;
-		double ms = ms_since(&t0);
-
-		printer_init(&p, ctx->json, stdout);
-		print_open_object(&p, NULL);
-		print_string(&p, "dev", "%s: ", o->ifname);
-		print_string(&p, "action", "%s", "reloaded");
-		print_u64(&p, "nclasses", " %llu classes", cfg.nclasses);
-		print_u64(&p, "kept", " (%llu kept", nkept);
-		print_u64(&p, "changed", ", %llu changed", nchanged);
-		print_u64(&p, "added", ", %llu added", nnew);
-		print_u64(&p, "removed", ", %llu removed)", ngone);
-		print_u64(&p, "generation", ", generation %llu", n);
-		print_u64(&p, "elapsed_us", NULL, (__u64)(ms * 1000));
-		print_text(&p, " in %.1f ms\n", ms);
-		print_close_object(&p);
-		printer_finish(&p);
-	}
-	ret = EXIT_OK;
-out:
-	(void)flipped;
-	for (int c = 0; c < NCLS; c++) {
-		kv_free(&cur[c]);
-		kv_free(&upd[c]);
-		kv_free(&del[c]);
-	}
-	if (inactive != active)
-		free(inactive);
-	free(active);
-	free(old);
-	free(used);
-	free(slot);
-	free(newslots);
-	free(kept_mark);
-	free(gone);
-	free(wslots);
-	free(cslots);
-	plan_free(&plan);
-	if (meta_fd >= 0)
-		close(meta_fd);
-	if (maps_open)
-		maps_close(&mp);
-	config_free(&cfg);
-	close(lock);
+	if (ret == EXIT_OK && !o->quiet)
+		print_reloaded(&r, ms_since(&t0));
+	reload_free(&r);
 	return ret;
 }

@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
-#include <bpf/bpf.h>
 
 #include "maps_fill.h"
 #include "htb_rate.h"
@@ -67,49 +66,4 @@ __u64 htb_clock_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * HTB_NSEC_PER_SEC + (__u64)ts.tv_nsec;
-}
-
-static int put(int fd, const void *key, const void *val)
-{
-	return bpf_map_update_elem(fd, key, val, BPF_ANY) ? -errno : 0;
-}
-
-int htb_map_put_conf(int conf_fd, __u32 gen, __u32 capacity, __u32 idx,
-		     const struct htb_class_conf *c)
-{
-	__u32 key = (gen & 1) * capacity + idx;
-
-	if (idx >= capacity)
-		return -EINVAL;
-	return put(conf_fd, &key, c);
-}
-
-int htb_map_init_state(int state_fd, __u32 idx, const struct htb_class_conf *c,
-		       __u64 now)
-{
-	struct htb_class_state st;
-
-	htb_state_init(&st, c, now);
-	return put(state_fd, &idx, &st);
-}
-
-int htb_map_put_tree(int tree_fd, __u32 gen, const struct htb_tree_conf *t)
-{
-	__u32 key = gen & 1;
-
-	return put(tree_fd, &key, t);
-}
-
-int htb_map_get_runtime(int runtime_fd, struct htb_runtime *rt)
-{
-	__u32 key = 0;
-
-	return bpf_map_lookup_elem(runtime_fd, &key, rt) ? -errno : 0;
-}
-
-int htb_map_set_runtime(int runtime_fd, const struct htb_runtime *rt)
-{
-	__u32 key = 0;
-
-	return put(runtime_fd, &key, rt);
 }

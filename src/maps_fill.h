@@ -1,22 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Filling the datapath's maps (docs/DESIGN.md "Datapath"): from a class's
- * rate/burst parameters to struct htb_class_conf, the initial token
- * state, and the few writes that install them. Used by the loader and by
- * the BPF tests and benchmarks, so all of them fill maps the same way.
- *
- * Order of a (re)load, so that a packet never sees a half-written tree:
- *   1. runtime[0] is read for the active generation g (0 on a new map);
- *      the new tree is written to generation n = first load ? 0 : !g:
- *      htb_map_put_conf(conf_fd, n, capacity, idx, &conf) for every class
- *      (slots not in the tree: write a zeroed conf, flags 0 = invalid),
- *      htb_map_put_tree(tree_fd, n, &tree).
- *   2. class_state[idx]: htb_map_init_state() for a new class (full
- *      buckets, t_c = now). A class kept across a reload keeps its state.
- *      (An all-zero entry also works: the datapath reads t_c == 0 as a
- *      class idle for ever, i.e. full.)
- *   3. classifier maps (values: class index).
- *   4. htb_map_set_runtime() with gen = n: the flip.
+ * What the datapath's maps hold for a class (docs/DESIGN.md "Datapath"):
+ * from its rate/burst parameters to struct htb_class_conf, and the token
+ * state a new class starts with. The loader's plan (src/loader_plan.c),
+ * src/maps.c's writers, the unit tests and the BPF tests and benchmarks all
+ * compute entries here, so they agree. The order in which a (re)load
+ * writes them, so that a packet never sees a half-written tree, is in
+ * docs/loader.md.
  */
 #ifndef HTBCTL_MAPS_FILL_H
 #define HTBCTL_MAPS_FILL_H
@@ -58,14 +48,5 @@ void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,
 
 /* The datapath's clock (bpf_ktime_get_ns: CLOCK_MONOTONIC), in ns. */
 __u64 htb_clock_ns(void);
-
-/* Map writes; each returns 0 or -errno. */
-int htb_map_put_conf(int conf_fd, __u32 gen, __u32 capacity, __u32 idx,
-		     const struct htb_class_conf *c);
-int htb_map_init_state(int state_fd, __u32 idx, const struct htb_class_conf *c,
-		       __u64 now);
-int htb_map_put_tree(int tree_fd, __u32 gen, const struct htb_tree_conf *t);
-int htb_map_get_runtime(int runtime_fd, struct htb_runtime *rt);
-int htb_map_set_runtime(int runtime_fd, const struct htb_runtime *rt);
 
 #endif

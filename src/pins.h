@@ -33,7 +33,7 @@
 #define META_F_RELOADING	(1u << 6)	/* a reload is changing the maps */
 #define META_F_GENS_SYNCED	(1u << 7)	/* both conf generations are equal */
 
-#define PIN_SHADOW	"cls_shadow"	/* the classifier entries, sorted (loader_maps.c) */
+#define PIN_SHADOW	"cls_shadow"	/* the classifier entries, sorted (loader_plan.c) */
 
 /* Entry 0 of the meta map; entries 1.. hold the saved tree's blob. */
 struct htbctl_meta {
@@ -68,8 +68,9 @@ struct htbctl_meta {
 int pin_dir(const char *ifname, char *buf, size_t len);
 int pin_path(const char *ifname, const char *name, char *buf, size_t len);
 
-/* Exclusive lock over every htbctl change (flock on PIN_ROOT, created if
- * needed). Returns the fd to close, or a negative errno. */
+/* Exclusive lock over every htbctl change: flock on the bpffs root,
+ * /sys/fs/bpf itself (it always exists, and htbctl leaves nothing behind to
+ * lock). Returns the fd to close, or a negative errno. */
 int pins_lock(void);
 
 /* Creates the meta map sized for t's blob, writes m and the blob, and pins

@@ -561,12 +561,94 @@ static bool ready(const struct obj_vec *ov, const struct tc_obj *o)
 	return created_qdisc(ov, o->parent);
 }
 
+/* The objects to replay: non-default qdiscs of the root tree, and the
+ * classes of kinds whose classes are made one by one. Filters hanging off
+ * any of them are counted (they make the tree unrestorable). */
+static int select_replayable(int ifindex, const struct obj_vec *qd,
+			     const struct obj_vec *cl, struct obj_vec *all,
+			     struct qdisc_tree *t)
+{
+	int nfilt;
+
+	all->ifindex = ifindex;
+	all->v = calloc(qd->n + cl->n + 1, sizeof(*all->v));
+	if (!all->v)
+		return -ENOMEM;
+	for (int i = 0; i < qd->n; i++)
+		if (!is_ingress_side(&qd->v[i]) && qd->v[i].handle != 0)
+			all->v[all->n++] = qd->v[i];
+	for (int i = 0; i < cl->n; i++) {
+		const struct tc_obj *owner = NULL;
+
+		for (int k = 0; k < all->n; k++)
+			if (all->v[k].type == RTM_NEWQDISC &&
+			    TC_H_MAJ(all->v[k].handle) == TC_H_MAJ(cl->v[i].handle))
+				owner = &all->v[k];
+		if (!owner)
+			continue;
+		nfilt = tc_filter_count(ifindex, cl->v[i].handle, NULL);
+		if (nfilt > 0)
+			t->nfilters += nfilt;
+		if (kind_has_user_classes(owner->kind))
+			all->v[all->n++] = cl->v[i];
+	}
+	for (int k = 0; k < all->n; k++) {
+		if (all->v[k].type != RTM_NEWQDISC)
+			continue;
+		nfilt = tc_filter_count(ifindex, all->v[k].handle, NULL);
+		if (nfilt > 0)
+			t->nfilters += nfilt;
+	}
+	return 0;
+}
+
+/* Appends the objects to t's blob parents before children: the root,
+ * then whatever is ready, until all are in. */
+static int save_in_order(struct obj_vec *all, const char *root_kind,
+			 struct qdisc_tree *t, struct nlerr *e)
+{
+	bool stab_table = false;
+	int rc, left;
+
+	for (left = all->n; left > 0; ) {
+		int progress = 0;
+
+		for (int k = 0; k < all->n; k++) {
+			struct tc_obj *o = &all->v[k];
+
+			if (o->done || (!(o->type == RTM_NEWQDISC && o->parent == TC_H_ROOT) &&
+					!ready(all, o)))
+				continue;
+			rc = blob_add(t, o, &stab_table);
+			if (rc) {
+				set_err(e, rc, "saving the root qdisc: %s", rc == -E2BIG ?
+					"the tree is too large to save" : strerror(-rc));
+				return rc;
+			}
+			o->done = true;
+			progress++;
+			left--;
+			if (o->type == RTM_NEWQDISC)
+				t->nqdiscs++;
+			else
+				t->nclasses++;
+		}
+		if (!progress) {
+			set_err(e, -EINVAL, "saving the root qdisc: %d objects of the %s "
+				"tree have parents htbctl cannot find", left, root_kind);
+			return -EINVAL;
+		}
+	}
+	if (stab_table)
+		t->flags |= QTREE_F_STAB_TABLE;
+	return 0;
+}
+
 int qdisc_tree_save(int ifindex, struct qdisc_tree *t, struct nlerr *e)
 {
 	struct obj_vec qd = { 0 }, cl = { 0 }, all = { 0 };
 	const struct tc_obj *root = NULL;
-	bool stab_table = false;
-	int rc, left, nfilt;
+	int rc;
 
 	memset(t, 0, sizeof(*t));
 	rc = dump_objs(ifindex, RTM_GETQDISC, &qd, e);
@@ -579,90 +661,18 @@ int qdisc_tree_save(int ifindex, struct qdisc_tree *t, struct nlerr *e)
 		t->is_default = true;
 		snprintf(t->root_kind, sizeof(t->root_kind), "%s",
 			 root ? root->kind : "noop");
-		rc = 0;
 		goto out;
 	}
 	t->root_handle = root->handle;
 	memcpy(t->root_kind, root->kind, QDISC_KIND_LEN);
 	rc = dump_objs(ifindex, RTM_GETTCLASS, &cl, e);
-	if (rc)
-		goto out;
-
-	/* The objects to replay: non-default qdiscs of the root tree, and
-	 * the classes of kinds whose classes are made one by one. */
-	all.ifindex = ifindex;
-	all.v = calloc(qd.n + cl.n + 1, sizeof(*all.v));
-	if (!all.v) {
-		rc = -ENOMEM;
-		set_err(e, rc, "saving the root qdisc: out of memory");
-		goto out;
+	if (!rc) {
+		rc = select_replayable(ifindex, &qd, &cl, &all, t);
+		if (rc)
+			set_err(e, rc, "saving the root qdisc: out of memory");
 	}
-	for (int i = 0; i < qd.n; i++) {
-		if (is_ingress_side(&qd.v[i]) || qd.v[i].handle == 0)
-			continue;
-		all.v[all.n++] = qd.v[i];
-	}
-	for (int i = 0; i < cl.n; i++) {
-		const struct tc_obj *owner = NULL;
-
-		for (int k = 0; k < all.n; k++)
-			if (all.v[k].type == RTM_NEWQDISC &&
-			    TC_H_MAJ(all.v[k].handle) == TC_H_MAJ(cl.v[i].handle))
-				owner = &all.v[k];
-		if (!owner)
-			continue;
-		/* Filters can hang off classes too. */
-		nfilt = tc_filter_count(ifindex, cl.v[i].handle, NULL);
-		if (nfilt > 0)
-			t->nfilters += nfilt;
-		if (kind_has_user_classes(owner->kind))
-			all.v[all.n++] = cl.v[i];
-	}
-	for (int k = 0; k < all.n; k++) {
-		if (all.v[k].type != RTM_NEWQDISC)
-			continue;
-		nfilt = tc_filter_count(ifindex, all.v[k].handle, NULL);
-		if (nfilt > 0)
-			t->nfilters += nfilt;
-	}
-
-	/* Parents before children: the root, then whatever is ready. */
-	for (left = all.n; left > 0; ) {
-		int progress = 0;
-
-		for (int k = 0; k < all.n; k++) {
-			struct tc_obj *o = &all.v[k];
-
-			if (o->done)
-				continue;
-			if (!(o->type == RTM_NEWQDISC && o->parent == TC_H_ROOT) &&
-			    !ready(&all, o))
-				continue;
-			rc = blob_add(t, o, &stab_table);
-			if (rc) {
-				set_err(e, rc, "saving the root qdisc: %s",
-					rc == -E2BIG ? "the tree is too large to save"
-						     : strerror(-rc));
-				goto out;
-			}
-			o->done = true;
-			progress++;
-			left--;
-			if (o->type == RTM_NEWQDISC)
-				t->nqdiscs++;
-			else
-				t->nclasses++;
-		}
-		if (!progress) {
-			rc = -EINVAL;
-			set_err(e, rc, "saving the root qdisc: %d objects of the %s tree "
-				"have parents htbctl cannot find", left, root->kind);
-			goto out;
-		}
-	}
-	if (stab_table)
-		t->flags |= QTREE_F_STAB_TABLE;
-	rc = 0;
+	if (!rc)
+		rc = save_in_order(&all, root->kind, t, e);
 out:
 	/* all.v shares its messages with qd and cl */
 	free(all.v);

@@ -151,128 +151,173 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 	print_close_object(p);
 }
 
-int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
-{
-	struct htb_class_conf *all = NULL;
-	struct htb_class_state *s1 = NULL, *s2 = NULL;
-	struct htbctl_meta m;
+/* One reading of the maps: class_conf of the active generation, and
+ * class_state twice, interval apart. */
+struct snapshot {
 	struct htb_runtime rt;
 	struct htb_dev_stats ds;
-	struct row *rows = NULL;
-	struct maps mp;
-	struct printer p;
+	__u32 hw;			/* slots read */
+	struct htb_class_conf *conf;
+	struct htb_class_state *s1, *s2;
 	__u64 t1, t2;
-	__u32 g, cap, hw, nrows = 0;
-	int rc, ret = EXIT_FAIL;
-	char h[16];
+	struct row *rows;		/* valid classes in tree order */
+	__u32 nrows;
+};
 
-	loader_libbpf_log(ctx);
-	if (privs_check(ctx, "show", NEED_BPF | NEED_BPFFS))
-		return EXIT_FAIL;
-	if (!loader_attached(ctx, ifname, "show", &m))
-		return EXIT_FAIL;
-	if (maps_open_pinned(ctx, ifname, &mp))
-		return EXIT_FAIL;
-	rc = htb_map_get_runtime(mp.fd[M_RUNTIME], &rt);
-	if (rc) {
-		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
-		goto out;
-	}
-	g = rt.gen & 1;
-	cap = rt.capacity;
-	hw = m.hiwater < cap ? m.hiwater : cap;
-	all = calloc(hw ? hw : 1, sizeof(*all));
-	s1 = calloc(hw ? hw : 1, sizeof(*s1));
-	s2 = calloc(hw ? hw : 1, sizeof(*s2));
-	rows = calloc(hw ? hw : 1, sizeof(*rows));
-	if (!all || !s1 || !s2 || !rows) {
-		p_err(ctx, "out of memory");
-		goto out;
-	}
-	rc = array_read(mp.fd[M_CONF], g * cap, hw, all, sizeof(*all), 0);
-	if (rc) {
-		p_err(ctx, "reading class_conf: %s", strerror(-rc));
-		goto out;
-	}
-	rc = array_read(mp.fd[M_STATE], 0, hw, s1, sizeof(*s1), BPF_F_LOCK);
-	t1 = htb_clock_ns();
+static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval_ns)
+{
+	int rc = array_read(mp->fd[M_STATE], 0, sn->hw, sn->s1, sizeof(*sn->s1), BPF_F_LOCK);
+
+	sn->t1 = htb_clock_ns();
 	if (!rc && interval_ns) {
 		struct timespec ts = { interval_ns / HTB_NSEC_PER_SEC,
 				       interval_ns % HTB_NSEC_PER_SEC };
 
 		nanosleep(&ts, NULL);
-		rc = array_read(mp.fd[M_STATE], 0, hw, s2, sizeof(*s2), BPF_F_LOCK);
+		rc = array_read(mp->fd[M_STATE], 0, sn->hw, sn->s2, sizeof(*sn->s2), BPF_F_LOCK);
 	} else if (!rc) {
-		memcpy(s2, s1, (size_t)hw * sizeof(*s1));
+		memcpy(sn->s2, sn->s1, (size_t)sn->hw * sizeof(*sn->s1));
 	}
-	t2 = htb_clock_ns();
+	sn->t2 = htb_clock_ns();
+	return rc;
+}
+
+static int take_snapshot(const struct ctx *ctx, const struct maps *mp, __u32 hiwater,
+			 __u64 interval_ns, struct snapshot *sn)
+{
+	__u32 hw;
+	int rc = maps_get_runtime(mp, &sn->rt);
+
+	if (rc) {
+		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
+		return -1;
+	}
+	hw = sn->hw = hiwater < sn->rt.capacity ? hiwater : sn->rt.capacity;
+	sn->conf = calloc(hw ? hw : 1, sizeof(*sn->conf));
+	sn->s1 = calloc(hw ? hw : 1, sizeof(*sn->s1));
+	sn->s2 = calloc(hw ? hw : 1, sizeof(*sn->s2));
+	sn->rows = calloc(hw ? hw : 1, sizeof(*sn->rows));
+	if (!sn->conf || !sn->s1 || !sn->s2 || !sn->rows) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	rc = array_read(mp->fd[M_CONF], (sn->rt.gen & 1) * sn->rt.capacity, hw,
+			sn->conf, sizeof(*sn->conf), 0);
+	if (rc) {
+		p_err(ctx, "reading class_conf: %s", strerror(-rc));
+		return -1;
+	}
+	rc = read_state(mp, sn, interval_ns);
 	if (rc) {
 		p_err(ctx, "reading class_state: %s", strerror(-rc));
-		goto out;
+		return -1;
 	}
-	if (read_dev_stats(mp.fd[M_DEVSTATS], &ds))
-		memset(&ds, 0, sizeof(ds));
+	if (read_dev_stats(mp->fd[M_DEVSTATS], &sn->ds))
+		memset(&sn->ds, 0, sizeof(sn->ds));
+	return 0;
+}
 
-	for (__u32 s = 0; s < hw; s++) {
-		const struct htb_class_conf *c = &all[s];
+/* The valid classes, sorted as a tree: each after its parent, siblings by
+ * class id. */
+static void sort_rows(struct snapshot *sn)
+{
+	for (__u32 s = 0; s < sn->hw; s++) {
+		const struct htb_class_conf *c = &sn->conf[s];
 		struct row *r;
 
 		if (!(c->flags & HTB_CONF_VALID) || c->depth < 1 || c->depth > HTB_MAX_DEPTH)
 			continue;
-		r = &rows[nrows++];
+		r = &sn->rows[sn->nrows++];
 		r->slot = s;
 		r->depth = c->depth;
 		for (__u32 d = 0; d < c->depth; d++) {
 			__u32 ps = c->path[c->depth - 1 - d];
 
-			r->ids[d] = ps < hw ? all[ps].classid : 0;
+			r->ids[d] = ps < sn->hw ? sn->conf[ps].classid : 0;
 		}
 	}
-	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	qsort(sn->rows, sn->nrows, sizeof(*sn->rows), row_cmp);
+}
+
+static void print_device(struct printer *p, const char *ifname,
+			 const struct htbctl_meta *m, const struct snapshot *sn)
+{
+	const struct htb_dev_stats *ds = &sn->ds;
+	char h[16];
+
+	print_string(p, "dev", "dev %s:", ifname);
+	print_u64(p, "nclasses", " %llu classes", sn->nrows);
+	print_u64(p, "capacity", " (capacity %llu)", sn->rt.capacity);
+	print_u64(p, "generation", ", generation %llu", sn->rt.gen & 1);
+	print_u64(p, "reloads", ", %llu reloads", m->reloads);
+	print_bool(p, "hysteresis", ", hysteresis %s", sn->rt.hysteresis);
+	if (m->flags & META_F_NO_QDISC) {
+		print_string(p, "qdisc", NULL, "none");
+		print_text(p, ", qdisc left alone (--no-qdisc)");
+	} else {
+		print_string(p, "qdisc", ", qdisc %s", m->ntxq > 1 ? "mq" : m->leaf_kind);
+		print_string(p, "qdisc_handle", " %s", tc_handle_str(m->our_root, h, sizeof(h)));
+	}
+	print_string(p, "config", "\n config %s", m->config);
+	print_u64(p, "unclassified_packets", "\n unclassified: %llu pkt", ds->unclassified_packets);
+	print_u64(p, "unclassified_bytes", " %llu bytes", ds->unclassified_bytes);
+	print_u64(p, "control_packets", ", link control (ARP, ND, unshaped): %llu pkt", ds->control_packets);
+	print_u64(p, "control_bytes", " %llu bytes", ds->control_bytes);
+	print_u64(p, "stale_tstamps", ", stale tstamps %llu", ds->stale_tstamps);
+	print_u64(p, "drops", ", dropped %llu", ds->drops);
+	print_time(p, "interval", ", rates over %s", sn->t2 - sn->t1);
+	print_text(p, "\n\n");
+}
+
+static int print_snapshot(const struct ctx *ctx, const char *ifname,
+			  const struct htbctl_meta *m, const struct snapshot *sn,
+			  __u64 interval_ns)
+{
+	struct printer p;
 
 	printer_init(&p, ctx->json, stdout);
 	print_open_object(&p, NULL);
-	print_string(&p, "dev", "dev %s:", ifname);
-	print_u64(&p, "nclasses", " %llu classes", nrows);
-	print_u64(&p, "capacity", " (capacity %llu)", cap);
-	print_u64(&p, "generation", ", generation %llu", g);
-	print_u64(&p, "reloads", ", %llu reloads", m.reloads);
-	print_bool(&p, "hysteresis", ", hysteresis %s", rt.hysteresis);
-	if (m.flags & META_F_NO_QDISC) {
-		print_string(&p, "qdisc", NULL, "none");
-		print_text(&p, ", qdisc left alone (--no-qdisc)");
-	} else {
-		print_string(&p, "qdisc", ", qdisc %s", m.ntxq > 1 ? "mq" : m.leaf_kind);
-		print_string(&p, "qdisc_handle", " %s", tc_handle_str(m.our_root, h, sizeof(h)));
-	}
-	print_string(&p, "config", "\n config %s", m.config);
-	print_u64(&p, "unclassified_packets", "\n unclassified: %llu pkt", ds.unclassified_packets);
-	print_u64(&p, "unclassified_bytes", " %llu bytes", ds.unclassified_bytes);
-	print_u64(&p, "control_packets", ", link control (ARP, ND, unshaped): %llu pkt", ds.control_packets);
-	print_u64(&p, "control_bytes", " %llu bytes", ds.control_bytes);
-	print_u64(&p, "stale_tstamps", ", stale tstamps %llu", ds.stale_tstamps);
-	print_u64(&p, "drops", ", dropped %llu", ds.drops);
-	print_time(&p, "interval", ", rates over %s", t2 - t1);
-	print_text(&p, "\n\n");
+	print_device(&p, ifname, m, sn);
 	print_open_array(&p, "classes");
-	for (__u32 i = 0; i < nrows; i++) {
-		__u32 s = rows[i].slot;
+	for (__u32 i = 0; i < sn->nrows; i++) {
+		__u32 s = sn->rows[i].slot;
 
-		print_class(&p, &all[s], all, &s1[s], &s2[s], interval_ns ? t2 - t1 : 0);
+		print_class(&p, &sn->conf[s], sn->conf, &sn->s1[s], &sn->s2[s],
+			    interval_ns ? sn->t2 - sn->t1 : 0);
 	}
 	print_close_array(&p);
 	print_close_object(&p);
 	printer_finish(&p);
 	if (fflush(stdout) || ferror(stdout)) {
 		p_err(ctx, "writing the output failed");
-		goto out;
+		return -1;
 	}
-	ret = EXIT_OK;
-out:
-	free(all);
-	free(s1);
-	free(s2);
-	free(rows);
+	return 0;
+}
+
+int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
+{
+	static const struct dev_cmd cmd = {
+		.verb = "show", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
+	};
+	struct snapshot sn = { 0 };
+	struct session s;
+	struct maps mp;
+	int ret = EXIT_FAIL;
+
+	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
+		goto out;
+	if (take_snapshot(ctx, &mp, s.m.hiwater, interval_ns, &sn) == 0) {
+		sort_rows(&sn);
+		if (print_snapshot(ctx, ifname, &s.m, &sn, interval_ns) == 0)
+			ret = EXIT_OK;
+	}
 	maps_close(&mp);
+out:
+	free(sn.conf);
+	free(sn.s1);
+	free(sn.s2);
+	free(sn.rows);
+	session_close(&s);
 	return ret;
 }

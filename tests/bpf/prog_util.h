@@ -2,7 +2,7 @@
 /*
  * Helpers for driving the real egress program (the skeleton of
  * bpf/htbctl.bpf.c) with BPF_PROG_TEST_RUN: load it with small maps, fill
- * the maps through src/maps_fill.h (as the loader does), build
+ * the maps through src/maps.h (the loader's own writes), build
  * Ethernet/IPv4/IPv6/TCP/UDP packets, run them with a test clock.
  * Shared by tests/bpf/test_*.c and bench/bench_prog.c.
  */
@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "htb_types.h"
+#include "maps.h"
 #include "maps_fill.h"
 #include "htbctl.skel.h"
 
@@ -35,6 +36,7 @@
 struct fx {
 	struct htbctl_bpf *skel;	/* NULL when opened from a file */
 	struct bpf_object *obj;
+	struct maps maps;		/* the loader's view of the maps */
 	int prog, conf, state, rt, tree, dev_stats;
 	__u32 cap;
 	__u32 gen;
@@ -44,18 +46,25 @@ struct fx {
 
 static inline int fx_loaded(struct fx *f)
 {
-	f->prog = bpf_program__fd(bpf_object__find_program_by_name(f->obj, "htb_egress"));
-	f->conf = bpf_object__find_map_fd_by_name(f->obj, "class_conf");
-	f->state = bpf_object__find_map_fd_by_name(f->obj, "class_state");
-	f->rt = bpf_object__find_map_fd_by_name(f->obj, "runtime");
-	f->tree = bpf_object__find_map_fd_by_name(f->obj, "tree_conf");
-	f->dev_stats = bpf_object__find_map_fd_by_name(f->obj, "dev_stats");
+	if (f->skel) {
+		maps_from_skel(&f->maps, f->skel);
+		f->prog = bpf_program__fd(f->skel->progs.htb_egress);
+	} else {	/* an object file: no skeleton to name its maps */
+		for (int i = 0; i < M_NMAPS; i++)
+			f->maps.fd[i] = bpf_object__find_map_fd_by_name(f->obj, map_name(i));
+		f->prog = bpf_program__fd(bpf_object__find_program_by_name(f->obj, "htb_egress"));
+	}
+	f->conf = f->maps.fd[M_CONF];
+	f->state = f->maps.fd[M_STATE];
+	f->rt = f->maps.fd[M_RUNTIME];
+	f->tree = f->maps.fd[M_TREE];
+	f->dev_stats = f->maps.fd[M_DEVSTATS];
 	f->runtime.capacity = f->cap;
 	f->runtime.test_now_ns = PU_T0;
 	f->treeconf.default_idx = HTB_NO_CLASS;
-	htb_map_put_tree(f->tree, 0, &f->treeconf);
-	htb_map_put_tree(f->tree, 1, &f->treeconf);
-	return htb_map_set_runtime(f->rt, &f->runtime);
+	maps_put_tree(&f->maps, 0, &f->treeconf);
+	maps_put_tree(&f->maps, 1, &f->treeconf);
+	return maps_set_runtime(&f->maps, &f->runtime);
 }
 
 /* Size the maps for cap classes (cls_prio too) and nconf conf slots. */
@@ -117,7 +126,7 @@ static inline void fx_close(struct fx *f)
 
 static inline int fx_set_runtime(struct fx *f)
 {
-	return htb_map_set_runtime(f->rt, &f->runtime);
+	return maps_set_runtime(&f->maps, &f->runtime);
 }
 
 static inline int fx_clock(struct fx *f, __u64 now)
@@ -128,7 +137,7 @@ static inline int fx_clock(struct fx *f, __u64 now)
 
 static inline int fx_put_tree(struct fx *f)
 {
-	return htb_map_put_tree(f->tree, f->gen, &f->treeconf);
+	return maps_put_tree(&f->maps, f->gen, &f->treeconf);
 }
 
 /* Class idx under parent (HTB_NO_CLASS: top level; a parent is written
@@ -151,7 +160,7 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 			p->path[p->depth++] = pc.path[i];
 		if (pc.flags & HTB_CONF_LEAF) {
 			pc.flags &= ~HTB_CONF_LEAF;
-			err = htb_map_put_conf(f->conf, f->gen, f->cap, parent, &pc);
+			err = maps_put_conf(&f->maps, f->gen, f->cap, &parent, &pc, 1);
 		}
 	}
 	p->classid = cid;
@@ -159,13 +168,16 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 	if (!err)
 		err = htb_conf_from_params(p, &c);
 	if (!err)
-		err = htb_map_put_conf(f->conf, f->gen, f->cap, idx, &c);
+		err = maps_put_conf(&f->maps, f->gen, f->cap, &idx, &c, 1);
 	if (!err)
-		err = htb_map_init_state(f->state, idx, &c,
-					 f->runtime.test_now_ns ?: htb_clock_ns());
-	if (!err && bpf_map_update_elem(bpf_object__find_map_fd_by_name(f->obj, "cls_prio"),
-					&cid, &idx, BPF_ANY))
-		err = -errno;
+		err = maps_init_state(&f->maps, &idx, &c, 1,
+				      f->runtime.test_now_ns ?: htb_clock_ns());
+	if (!err) {
+		struct ent e = { .val = idx };
+
+		memcpy(e.key, &cid, sizeof(cid));
+		err = maps_put_cls(&f->maps, HTB_CLS_PRIO, &e, 1);
+	}
 	return err;
 }
 

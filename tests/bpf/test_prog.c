@@ -244,7 +244,7 @@ Test(prog, hysteresis_on_vs_off_runtime_flip)
 	/* same class, fresh buckets, hysteresis on */
 	F.runtime.hysteresis = 1;
 	cr_assert_eq(fx_clock(&F, T0 + 100 * SEC), 0);
-	cr_assert_eq(htb_map_init_state(F.state, 0, &(struct htb_class_conf){ 0 }, 0), 0);
+	cr_assert_eq(maps_init_state(&F.maps, &(__u32){ 0 }, &(struct htb_class_conf){ 0 }, 1, 0), 0);
 	for (int i = 0; i < 40; i++)
 		n_on += (on[i] = send_ok(0, 1500) - 100 * SEC) == T0;
 	cr_expect_eq(n_off, 11);
@@ -768,7 +768,7 @@ Test(prog, generation_flip)
 	c = fx_conf(&F, 0);
 	htb_ratecfg_precompute(&c.rate, MBIT(100), 0, 0, 0);
 	htb_ratecfg_precompute(&c.ceil, MBIT(100), 0, 0, 0);
-	cr_assert_eq(htb_map_put_conf(F.conf, 1, F.cap, 0, &c), 0);
+	cr_assert_eq(maps_put_conf(&F.maps, 1, F.cap, &(__u32){ 0 }, &c, 1), 0);
 	cr_expect_eq(send_ok(0, 1500), T0 + 2400000);	/* still gen 0 */
 	F.runtime.gen = 1;
 	cr_assert_eq(fx_set_runtime(&F), 0);

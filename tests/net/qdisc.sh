@@ -16,7 +16,7 @@ if [ ! -f "$OUT/libhtbctl.a" ]; then
 	skip "qdisc: $OUT/libhtbctl.a not built (make OUTPUT=$OUT)"
 	exit 0
 fi
-if ! cc -O2 -g -Iinclude tests/net/qdisc_helper.c "$OUT/libhtbctl.a" \
+if ! cc -O2 -g -Iinclude -Isrc tests/net/qdisc_helper.c "$OUT/libhtbctl.a" \
 	$(pkg-config --libs libbpf libmnl json-c inih) -lelf -lz -o "$helper" 2>"$tmp/cc.log"; then
 	fail "qdisc: helper does not build: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
 	exit 1

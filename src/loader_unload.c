@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * unload (docs/loader.md "Unload", "Stale pins"): undo what meta records
+ * as far as the device still has it, then remove the pins. --force also
+ * takes stale pins (a crashed run, a deleted device, another namespace's
+ * device), touching the device only where it is still the one meta names.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+
+#include "loader.h"
+
+/* Without --force, only a device that is loaded and attached. With it,
+ * which device (if any) may be touched: 0 when it is gone, has another
+ * ifindex than meta's, or is in another namespace. */
+static int unload_target(struct session *s, bool force)
+{
+	char dir[256], hint[128];
+
+	if (!s->ifindex && !force) {
+		pin_dir(s->ifname, dir, sizeof(dir));
+		if (access(dir, F_OK) == 0)
+			p_err(s->ctx, "%s belongs to a device that no longer exists; %s",
+			      dir, stale_hint(hint, sizeof(hint), s->ifname));
+		else
+			dev_ifindex(s->ctx, s->ifname);	/* says why */
+		return -1;
+	}
+	switch (s->pins) {
+	case PINS_NONE:
+		p_err(s->ctx, "nothing to unload: htbctl is not loaded on %s", s->ifname);
+		return -1;
+	case PINS_STALE:
+		if (!force) {
+			p_err(s->ctx, "%s; %s", s->why, stale_hint(hint, sizeof(hint), s->ifname));
+			return -1;
+		}
+		if (s->ifindex && s->have_meta && s->m.ifindex != (__u32)s->ifindex)
+			s->ifindex = 0;	/* another device has the name now: pins only */
+		return 0;
+	case PINS_FOREIGN:
+		if (!force) {
+			p_err(s->ctx, "%s; run unload in that namespace, or add --force to "
+			      "remove only the pins (that device stays shaped, unmanaged)",
+			      s->why);
+			return -1;
+		}
+		s->ifindex = 0;	/* its device is not ours to touch from here */
+		return 0;
+	case PINS_OK:
+		return 0;
+	}
+	return -1;
+}
+
+/* meta with the saved root, and the id of the pinned program: the filter
+ * to remove is the one running it. false if meta cannot be read. */
+static bool read_meta(const char *ifname, struct htbctl_meta *m,
+		      struct qdisc_tree *saved)
+{
+	struct bpf_prog_info pi = { 0 };
+	__u32 len = sizeof(pi);
+	char path[256];
+	int fd = meta_open(ifname, m, saved);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	pin_path(ifname, PIN_PROG, path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0)
+		m->prog_id = pi.id;
+	if (fd >= 0)
+		close(fd);
+	return true;
+}
+
+static void print_unloaded(const struct ctx *ctx, const char *ifname,
+			   const struct htbctl_meta *m, const struct qdisc_tree *saved)
+{
+	struct printer p;
+
+	printer_init(&p, ctx->json, stdout);
+	print_open_object(&p, NULL);
+	print_string(&p, "dev", "%s: ", ifname);
+	print_string(&p, "action", "%s", "unloaded");
+	if (m && !(m->flags & META_F_NO_QDISC))
+		print_string(&p, "restored_qdisc", ", root qdisc %s restored",
+			     saved->root_kind);
+	print_text(&p, "\n");
+	print_close_object(&p);
+	printer_finish(&p);
+}
+
+int loader_unload(const struct ctx *ctx, const struct load_opts *o)
+{
+	static const struct dev_cmd cmd = {
+		.verb = "unload", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+		.lock = true, .device_may_be_gone = true, .want = WANT_ANY,
+	};
+	struct qdisc_tree saved = { 0 };
+	struct session s;
+	bool have_meta;
+	int ret = EXIT_FAIL;
+
+	if (session_open(&s, ctx, &cmd, o->ifname) || unload_target(&s, o->force))
+		goto out;
+	have_meta = s.have_meta && read_meta(o->ifname, &s.m, &saved);
+	if (have_meta && loader_undo(ctx, o->ifname, s.ifindex, &s.m, &saved, false) &&
+	    !o->force) {
+		p_err(ctx, "could not remove everything from %s (see above); the pins "
+		      "stay under %s/%s", o->ifname, PIN_ROOT, o->ifname);
+		goto out;
+	}
+	if (pins_remove(o->ifname)) {
+		p_err(ctx, "removing %s/%s: %s", PIN_ROOT, o->ifname, strerror(errno));
+		goto out;
+	}
+	if (!o->quiet)
+		print_unloaded(ctx, o->ifname, have_meta ? &s.m : NULL, &saved);
+	ret = EXIT_OK;
+out:
+	qdisc_tree_free(&saved);
+	session_close(&s);
+	return ret;
+}

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What load, reload and unload share: libbpf's messages, -v step timing,
+ * the HTBCTL_TEST_FAIL hooks, and the undo of what meta records.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/pkt_sched.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+
+#define EGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+#define INGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
+
+/* ---- libbpf's messages ---- */
+
+static int libbpf_verbose;
+
+static int libbpf_print_fn(enum libbpf_print_level level, const char *fmt,
+			   va_list ap)
+{
+	if (!libbpf_verbose || (level == LIBBPF_DEBUG && libbpf_verbose < 2))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void loader_libbpf_log(const struct ctx *ctx)
+{
+	libbpf_verbose = ctx->verbose;
+	libbpf_set_print(libbpf_print_fn);
+}
+
+/* -v: how long each phase took (wall clock, and CPU time of this
+ * process, kernel included), on stderr. name NULL starts the clock. */
+void loader_phase(const struct ctx *ctx, struct timespec *t, const char *cmd,
+		  const char *name)
+{
+	static struct timespec cpu0;
+	struct timespec cpu;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	if (ctx->verbose && name)
+		fprintf(stderr, "htbctl: %s: %-30s %8.2f ms (cpu %.2f ms)\n", cmd,
+			name, ms_since(t), (cpu.tv_sec - cpu0.tv_sec) * 1e3 +
+			(cpu.tv_nsec - cpu0.tv_nsec) / 1e6);
+	cpu0 = cpu;
+	clock_gettime(CLOCK_MONOTONIC, t);
+}
+
+double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Test hooks (docs/loader.md): HTBCTL_TEST_FAIL=STEP makes load fail
+ * right after STEP as if its next step had failed, so the rollback runs;
+ * HTBCTL_TEST_FAIL=crash-STEP exits on the spot after STEP, as a crash
+ * would, leaving what a crash leaves. STEP: pins, qdisc, clsact, attach.
+ */
+bool loader_test_fail(const struct ctx *ctx, const char *step)
+{
+	const char *v = getenv("HTBCTL_TEST_FAIL");
+
+	if (!v)
+		return false;
+	if (!strncmp(v, "crash-", 6) && !strcmp(v + 6, step))
+		_exit(9);
+	if (strcmp(v, step))
+		return false;
+	p_err(ctx, "failing after step '%s' (HTBCTL_TEST_FAIL)", step);
+	return true;
+}
+
+/* The filter, if it still runs the program meta names. */
+static int undo_filter(const struct ctx *ctx, const char *ifname, int ifindex,
+		       const struct htbctl_meta *m)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = m->filter_handle,
+		    .priority = m->filter_prio);
+	LIBBPF_OPTS(bpf_tc_opts, d, .handle = m->filter_handle,
+		    .priority = m->filter_prio);
+	int rc = bpf_tc_query(&hook, &q);
+
+	if (rc)
+		return 0;	/* gone already */
+	if (m->prog_id && q.prog_id != m->prog_id) {
+		p_warn(ctx, "the filter at %s egress pref %u runs another program "
+		       "(id %u); left in place", ifname, m->filter_prio, q.prog_id);
+		return 0;
+	}
+	rc = bpf_tc_detach(&hook, &d);
+	if (rc && rc != -ENOENT) {
+		p_warn(ctx, "removing the filter from %s egress: %s", ifname,
+		       strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* clsact, if htbctl created it and nobody else's filters hang off it. */
+static int undo_clsact(const struct ctx *ctx, const char *ifname, int ifindex)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	struct nlerr e = { 0 };
+	int ne = tc_filter_prefs(ifindex, EGRESS_PARENT, NULL, 0, &e);
+	int ni = tc_filter_prefs(ifindex, INGRESS_PARENT, NULL, 0, &e);
+	int rc;
+
+	if (ne > 0 || ni > 0) {
+		p_warn(ctx, "clsact on %s now holds filters of others (%d egress, %d "
+		       "ingress); left in place", ifname, ne > 0 ? ne : 0,
+		       ni > 0 ? ni : 0);
+		return 0;
+	}
+	rc = bpf_tc_hook_destroy(&hook);
+	if (rc && rc != -ENOENT && rc != -EINVAL) {
+		p_warn(ctx, "removing clsact from %s: %s", ifname, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
+/* The saved root, if the root is still the qdisc htbctl installed (a
+ * rollback restores it whatever is there: the load put it there). */
+static int undo_qdisc(const struct ctx *ctx, const char *ifname, int ifindex,
+		      const struct htbctl_meta *m, const struct qdisc_tree *saved,
+		      bool rollback)
+{
+	struct qdisc_info root;
+	struct nlerr e = { 0 };
+	bool ours;
+
+	if (qdisc_get_root(ifindex, &root, NULL, &e)) {
+		p_warn(ctx, "%s", e.msg);
+		return 1;
+	}
+	ours = root.handle == m->our_root &&
+	       (!strcmp(root.kind, "mq") || !strcmp(root.kind, m->leaf_kind));
+	if (!ours && !rollback) {
+		p_warn(ctx, "the root qdisc of %s is %s %x: now, not the %s htbctl "
+		       "installed; left in place", ifname, root.kind,
+		       root.handle >> 16, m->leaf_kind);
+		return 0;
+	}
+	if (ours && qdisc_tree_restore(ifindex, saved, m->our_root, &e)) {
+		p_warn(ctx, "%s", e.msg);
+		return 1;
+	}
+	return 0;
+}
+
+int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
+		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback)
+{
+	int bad = 0;
+
+	if (!ifindex)
+		return 0;
+	if (m->flags & META_F_FILTER_ATTACHED)
+		bad += undo_filter(ctx, ifname, ifindex, m);
+	m->flags &= ~META_F_FILTER_ATTACHED;
+	if (m->flags & META_F_CLSACT_CREATED)
+		bad += undo_clsact(ctx, ifname, ifindex);
+	m->flags &= ~META_F_CLSACT_CREATED;
+	if (m->flags & META_F_QDISC_INSTALLED)
+		bad += undo_qdisc(ctx, ifname, ifindex, m, saved, rollback);
+	m->flags &= ~META_F_QDISC_INSTALLED;
+	return bad;
+}
