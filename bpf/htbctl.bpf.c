@@ -107,17 +107,19 @@ env_state(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_state, &idx);
 }
 
+/*
+ * Load-time switch (.rodata, set through the skeleton before load; the
+ * loader never sets it): the program without its bpf_spin_locks, only for
+ * bench/bench_prog.c to measure what the locks cost and what they protect.
+ * The verifier reads the frozen value as a constant, so the branch not
+ * taken is neither verified nor kept in the loaded program.
+ */
+const volatile bool bench_no_lock = false;
+
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
-#ifdef HTB_NO_LOCK
-/* bench/bpf/htbctl_nolock.bpf.c: the same program without locks, only to
- * measure what the locks cost and what they protect. Never installed. */
-#define HTB_LOCK(st)		do { } while (0)
-#define HTB_UNLOCK(st)		do { } while (0)
-#else
-#define HTB_LOCK(st)		bpf_spin_lock(&(st)->lock)
-#define HTB_UNLOCK(st)		bpf_spin_unlock(&(st)->lock)
-#endif
+#define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
+#define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 
 /* The per-class steps of htb_sched.h as global subprograms: each is
  * verified once, alone (see there). */
