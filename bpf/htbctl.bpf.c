@@ -407,7 +407,7 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
-	p.charge_at_T = 0;
+	p.pad = 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;
