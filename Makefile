@@ -137,11 +137,11 @@ fuzz: $(FUZZ_BINS)
 			$(OUTPUT)/fuzz/$$n.corpus tests/fuzz/corpus/$$n || exit 1; \
 	done
 
-install: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
+# The BPF program is not installed: the binary embeds it (the skeleton).
+install: $(OUTPUT)/htbctl $(OUTPUT)/htbctl.8
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(OUTPUT)/htbctl $(DESTDIR)$(PREFIX)/sbin/htbctl
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
-	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.bpf.o $(DESTDIR)$(PREFIX)/lib/htbctl/htbctl.bpf.o
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh

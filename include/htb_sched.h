@@ -26,10 +26,10 @@
  * backlogged 100 ms ahead charges its parent at now+100ms, applying the
  * parent's buffer cap 100 ms in the future, so the parent's idle capacity
  * before that frontier is thrown away and every sibling that borrows has
- * to queue behind it. Measured (tests/unit/test_sched.c, seed 003's tree,
- * B backlogged, A and C offering 400 Mbit/s, parent 10% idle): C's
- * borrowed packets waited 99.9 ms on average, right at the 100 ms limit,
- * against 0 ms here. Instead a charge is applied at now, the clock when
+ * to queue behind it: in seed 003's tree a borrowing sibling's packets
+ * waited about their whole limit, against no wait at all when charged at
+ * now (measured: docs/DESIGN.md, "Departure times"). Instead a charge is
+ * applied at now, the clock when
  * the packet is classified: t_c never runs ahead of the clock, and a
  * packet leaving at T > now is charged by letting the bucket go negative:
  * its state is then exactly "tokens at T minus the cost", expressed as of
@@ -99,14 +99,10 @@
  * not moved back) and the cost is still subtracted. With caps out of
  * reach this makes tokens - t_c + sum(cost) an exact invariant, which
  * tests/bpf/test_prog.c checks after two CPUs charged 2,000,000 packets.
- * Measured (scripts/bench.sh, this project's 2-CPU VM): an uncontended
- * lock/unlock pair costs 15-18 ns per class on the path (irq save and
- * restore plus the atomic); the same program without locks, two CPUs on
- * sibling leaves (1,000,000 packets each), lost 0.06-9% of the parent's
- * bytes and up to 16% of the root's over repeated runs, with token
- * arithmetic off by 0.9-128 ms. Both CPUs hammering the same parent and
- * root, the locked program takes ~1.1 us per packet against ~0.65 us
- * without locks (wall, this VM). Costs (htb_l2t_prod) are
+ * The locks stay although an uncontended pair is about half of what a
+ * level costs: without them two CPUs on sibling leaves lost a share of
+ * the parent's and the root's bytes and token charges (both measured by
+ * scripts/bench.sh: docs/DESIGN.md, "Cost"). Costs (htb_l2t_prod) are
  * computed before the lock is taken, so the locked part is only the
  * carry split and the state update.
  * Why not lock-free: 64-bit BPF atomics (fetch-add, cmpxchg) exist on
@@ -298,8 +294,9 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
  * subprograms (HTB_SUBPROG): the verifier checks each once, on its own,
  * with unknown arguments, instead of once per path through the walk up
  * the tree. Inlined, the walk's branches (caps, clamps, modes, levels)
- * multiplied into ~940,000 verified instructions of the 1,000,000 limit;
- * as subprograms the program verifies in a few thousand. In userspace
+ * multiply into most of the verifier's 1,000,000-instruction limit; as
+ * subprograms the program needs a small fraction of it (the counts, and
+ * how to measure them: docs/DESIGN.md, "Departure times"). In userspace
  * they are plain static inline functions: the same code.
  */
 #ifndef HTB_SUBPROG

@@ -14,7 +14,7 @@
 struct ctx {
 	bool json;
 	int verbose;
-	const char *prog;	/* argv[0] basename, for messages */
+	const char *prog;	/* name messages start with; main() sets "htbctl" */
 };
 
 /* One line on stderr ("htbctl: ..."); in JSON mode also {"error": ...} on

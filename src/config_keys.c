@@ -49,34 +49,35 @@ static bool val_rate(struct cfg_parse *ps, unsigned line, const char *key,
 	return e == UNIT_OK || val_err(ps, line, "rate", key, v, e);
 }
 
-static bool val_size(struct cfg_parse *ps, unsigned line, const char *key,
-		     const char *v, __u64 *out)
+/* A size or time in tc units that must not be 0; why is in if_zero. */
+static bool val_nonzero(struct cfg_parse *ps, unsigned line, const char *what,
+			enum unit_err (*parse)(const char *, __u64 *),
+			const char *if_zero, const char *key, const char *v,
+			__u64 *out)
 {
-	enum unit_err e = parse_size(v, out);
+	enum unit_err e = parse(v, out);
 
 	if (e != UNIT_OK)
-		return val_err(ps, line, "size", key, v, e);
+		return val_err(ps, line, what, key, v, e);
 	if (*out == 0) {
-		cfg_error(&ps->diag, line, "invalid size '%s' for '%s': must be at least 1 byte",
-			  v, key);
+		cfg_error(&ps->diag, line, "invalid %s '%s' for '%s': %s", what, v, key,
+			  if_zero);
 		return false;
 	}
 	return true;
 }
 
+static bool val_size(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	return val_nonzero(ps, line, "size", parse_size, "must be at least 1 byte",
+			   key, v, out);
+}
+
 static bool val_time(struct cfg_parse *ps, unsigned line, const char *key,
 		     const char *v, __u64 *out)
 {
-	enum unit_err e = parse_time(v, out);
-
-	if (e != UNIT_OK)
-		return val_err(ps, line, "time", key, v, e);
-	if (*out == 0) {
-		cfg_error(&ps->diag, line, "invalid time '%s' for '%s': must be above 0",
-			  v, key);
-		return false;
-	}
-	return true;
+	return val_nonzero(ps, line, "time", parse_time, "must be above 0", key, v, out);
 }
 
 static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,

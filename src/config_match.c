@@ -382,9 +382,26 @@ unknown:
 	return match_err(ps, line, v, "%s", MATCH_USAGE);
 }
 
-char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len)
+const char *cfg_prefix_dir(const struct config_match *m)
+{
+	return m->kind == CONFIG_MATCH_DST4 || m->kind == CONFIG_MATCH_DST6 ? "dst" : "src";
+}
+
+char *cfg_sprint_prefix(const struct config_match *m, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
+	bool v6 = m->kind == CONFIG_MATCH_DST6 || m->kind == CONFIG_MATCH_SRC6;
+
+	inet_ntop(v6 ? AF_INET6 : AF_INET,
+		  v6 ? (const void *)m->key.lpm6.addr : (const void *)m->key.lpm4.addr,
+		  a, sizeof(a));
+	snprintf(buf, len, "%s/%u", a, v6 ? m->key.lpm6.prefixlen : m->key.lpm4.prefixlen);
+	return buf;
+}
+
+char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len)
+{
+	char a[CFG_PREFIX_BUF];
 	const char *proto;
 
 	switch (m->kind) {
@@ -393,15 +410,9 @@ char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len)
 		break;
 	case CONFIG_MATCH_DST4:
 	case CONFIG_MATCH_SRC4:
-		inet_ntop(AF_INET, m->key.lpm4.addr, a, sizeof(a));
-		snprintf(buf, len, "%s %s/%u", m->kind == CONFIG_MATCH_DST4 ? "dst" : "src",
-			 a, m->key.lpm4.prefixlen);
-		break;
 	case CONFIG_MATCH_DST6:
 	case CONFIG_MATCH_SRC6:
-		inet_ntop(AF_INET6, m->key.lpm6.addr, a, sizeof(a));
-		snprintf(buf, len, "%s %s/%u", m->kind == CONFIG_MATCH_DST6 ? "dst" : "src",
-			 a, m->key.lpm6.prefixlen);
+		snprintf(buf, len, "%s %s", cfg_prefix_dir(m), cfg_sprint_prefix(m, a, sizeof(a)));
 		break;
 	case CONFIG_MATCH_PORT:
 		proto = m->key.port.proto == IPPROTO_TCP ? "tcp " :

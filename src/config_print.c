@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* `htbctl check`'s view of a resolved config: tc-like text or JSON, from
  * one sequence of print calls (print.h). */
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include "config_priv.h"
@@ -9,9 +8,8 @@
 static void print_match(struct printer *p, const struct config_match *m,
 			int indent)
 {
-	char buf[INET6_ADDRSTRLEN], a[INET6_ADDRSTRLEN + 4];
+	char a[CFG_PREFIX_BUF];
 	const char *type;
-	bool v6;
 
 	print_open_object(p, NULL);
 	print_text(p, "%*smatch ", indent, "");
@@ -20,16 +18,8 @@ static void print_match(struct printer *p, const struct config_match *m,
 	case CONFIG_MATCH_SRC4:
 	case CONFIG_MATCH_DST6:
 	case CONFIG_MATCH_SRC6:
-		v6 = m->kind == CONFIG_MATCH_DST6 || m->kind == CONFIG_MATCH_SRC6;
-		type = m->kind == CONFIG_MATCH_DST4 || m->kind == CONFIG_MATCH_DST6 ?
-		       "dst" : "src";
-		inet_ntop(v6 ? AF_INET6 : AF_INET,
-			  v6 ? (const void *)m->key.lpm6.addr : (const void *)m->key.lpm4.addr,
-			  buf, sizeof(buf));
-		snprintf(a, sizeof(a), "%s/%u", buf,
-			 v6 ? m->key.lpm6.prefixlen : m->key.lpm4.prefixlen);
-		print_string(p, "type", "%s ", type);
-		print_string(p, "prefix", "%s", a);
+		print_string(p, "type", "%s ", cfg_prefix_dir(m));
+		print_string(p, "prefix", "%s", cfg_sprint_prefix(m, a, sizeof(a)));
 		break;
 	case CONFIG_MATCH_PORT:
 		type = m->key.port.proto == IPPROTO_TCP ? "tcp" :
@@ -74,13 +64,11 @@ static void print_class(struct printer *p, const struct htb_config *cfg,
 	}
 	print_u64(p, "depth", NULL, c->depth);
 	print_bool(p, "leaf", NULL, c->is_leaf);
-	print_u64(p, "prio", " prio %llu", c->prio);
-	print_rate(p, "rate", " rate %s", c->rate);
-	print_rate(p, "ceil", " ceil %s", c->ceil);
-	print_size(p, "burst", " burst %s", c->burst);
-	print_size(p, "cburst", " cburst %s", c->cburst);
-	print_u64(p, "quantum", " quantum %llu", c->quantum);
-	print_time(p, "limit", " limit %s", c->limit_ns);
+	print_class_settings(p, &(struct print_class_settings){
+		.prio = c->prio, .rate = c->rate, .ceil = c->ceil,
+		.burst = c->burst, .cburst = c->cburst,
+		.quantum = c->quantum, .limit_ns = c->limit_ns,
+	});
 	print_text(p, "\n");
 	print_open_array(p, "matches");
 	for (__u32 i = 0; i < c->nmatches; i++)

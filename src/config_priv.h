@@ -4,6 +4,7 @@
 #ifndef HTBCTL_CONFIG_PRIV_H
 #define HTBCTL_CONFIG_PRIV_H
 
+#include <netinet/in.h>
 #include <stdarg.h>
 #include "config.h"
 
@@ -93,6 +94,11 @@ int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg);
 /* Formats a match as written in the config ("udp dport 80-90"). */
 char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len);
 #define CFG_MATCH_BUF 96
+/* A dst or src match: its direction ("dst", "src") and its prefix
+ * ("198.18.1.0/24"), as check prints them. */
+const char *cfg_prefix_dir(const struct config_match *m);
+char *cfg_sprint_prefix(const struct config_match *m, char *buf, size_t len);
+#define CFG_PREFIX_BUF (INET6_ADDRSTRLEN + 4)
 
 /* config_resolve.c */
 int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg);

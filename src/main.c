@@ -6,7 +6,6 @@
  * (`htbctl help --man`) are all printed from it.
  */
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,7 +94,12 @@ static void print_cmd_help(FILE *f, const struct cmd *c)
 	fprintf(f, "\n%s.\n%s\n", c->help, c->detail);
 }
 
-/* roff escapes: a leading '.' or '\'' and any backslash. */
+/*
+ * roff escapes: a backslash becomes \e and '-' becomes \- (a minus, so
+ * options like --no-qdisc stay copyable). A '.' or '\'' at the start of
+ * a line would be read as a request and is not escaped: no string of the
+ * command table starts a line with one.
+ */
 static void man_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {

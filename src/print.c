@@ -275,6 +275,17 @@ void print_time(struct printer *p, const char *key, const char *fmt, __u64 ns)
 	print_unit(p, key, fmt, ns, sprint_time);
 }
 
+void print_class_settings(struct printer *p, const struct print_class_settings *s)
+{
+	print_u64(p, "prio", " prio %llu", s->prio);
+	print_rate(p, "rate", " rate %s", s->rate);
+	print_rate(p, "ceil", " ceil %s", s->ceil);
+	print_size(p, "burst", " burst %s", s->burst);
+	print_size(p, "cburst", " cburst %s", s->cburst);
+	print_u64(p, "quantum", " quantum %llu", s->quantum);
+	print_time(p, "limit", " limit %s", s->limit_ns);
+}
+
 void print_text(struct printer *p, const char *fmt, ...)
 {
 	va_list ap;

@@ -54,6 +54,17 @@ void print_bool(struct printer *p, const char *key, const char *fmt, bool v);
 void print_rate(struct printer *p, const char *key, const char *fmt, __u64 Bps);
 void print_size(struct printer *p, const char *key, const char *fmt, __u64 bytes);
 void print_time(struct printer *p, const char *key, const char *fmt, __u64 ns);
+/*
+ * A class's settings, the part `htbctl check` and `htbctl show` print
+ * alike: " prio P rate R ceil C burst B cburst B quantum Q limit L" in
+ * text, the keys prio, rate, ceil, burst, cburst, quantum, limit in JSON
+ * (bytes/s, bytes, ns).
+ */
+struct print_class_settings {
+	__u64 prio, rate, ceil, burst, cburst, quantum, limit_ns;
+};
+void print_class_settings(struct printer *p, const struct print_class_settings *s);
+
 /* Text only: literal text (e.g. newlines, indentation). */
 void print_text(struct printer *p, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -128,13 +128,12 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 		print_string(p, "parent", " %s", "root");
 	print_bool(p, "leaf", NULL, c->flags & HTB_CONF_LEAF);
 	print_text(p, "%s", c->flags & HTB_CONF_LEAF ? " leaf" : "");
-	print_u64(p, "prio", " prio %llu", c->prio);
-	print_rate(p, "rate", " rate %s", c->rate.rate_Bps);
-	print_rate(p, "ceil", " ceil %s", c->ceil.rate_Bps);
-	print_size(p, "burst", " burst %s", bucket_bytes(c->buffer, c->rate.rate_Bps));
-	print_size(p, "cburst", " cburst %s", bucket_bytes(c->cbuffer, c->ceil.rate_Bps));
-	print_u64(p, "quantum", " quantum %llu", c->quantum);
-	print_time(p, "limit", " limit %s", c->limit_ns);
+	print_class_settings(p, &(struct print_class_settings){
+		.prio = c->prio, .rate = c->rate.rate_Bps, .ceil = c->ceil.rate_Bps,
+		.burst = bucket_bytes(c->buffer, c->rate.rate_Bps),
+		.cburst = bucket_bytes(c->cbuffer, c->ceil.rate_Bps),
+		.quantum = c->quantum, .limit_ns = c->limit_ns,
+	});
 	print_u64(p, "bytes", "\n Sent %llu bytes", s2->bytes);
 	print_u64(p, "packets", " %llu pkt", s2->packets);
 	print_u64(p, "drops", " (dropped %llu", s2->drops);

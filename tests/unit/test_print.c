@@ -18,12 +18,15 @@ struct capture {
 	struct printer p;
 };
 
-static void cap_open(struct capture *c, bool json)
+enum form { TEXT, JSON, JSON_COMPACT };
+
+static void cap_open(struct capture *c, enum form form)
 {
 	c->buf = NULL;
 	c->f = open_memstream(&c->buf, &c->len);
 	cr_assert_not_null(c->f);
-	printer_init(&c->p, json, c->f);
+	printer_init(&c->p, form != TEXT, c->f);
+	c->p.compact = form == JSON_COMPACT;
 }
 
 /* Finishes the printer; returns the output (caller frees). */
@@ -96,14 +99,20 @@ static void emit(struct printer *p)
 	print_close_object(p);
 }
 
-Test(print, text_form)
+/* emit()'s output in one form (caller frees). */
+static char *emitted(enum form form)
 {
 	struct capture c;
-	char *out;
 
-	cap_open(&c, false);
+	cap_open(&c, form);
 	emit(&c.p);
-	out = cap_close(&c);
+	return cap_close(&c);
+}
+
+Test(print, text_form)
+{
+	char *out = emitted(TEXT);
+
 	cr_assert_str_eq(out,
 		"dev veth0: 3 classes hysteresis on\n"
 		" limit 100ms tokens -42"
@@ -114,12 +123,8 @@ Test(print, text_form)
 
 Test(print, json_form_pretty)
 {
-	struct capture c;
-	char *out;
+	char *out = emitted(JSON);
 
-	cap_open(&c, true);
-	emit(&c.p);
-	out = cap_close(&c);
 	cr_assert_str_eq(out,
 		"{\n"
 		"  \"dev\": \"veth0\",\n"
@@ -157,14 +162,9 @@ Test(print, json_form_pretty)
 
 Test(print, json_parses_back_with_raw_integers)
 {
-	struct capture c;
-	json_object *o, *cl;
-	char *out;
+	char *out = emitted(JSON);
+	json_object *o = parse_json(out), *cl;
 
-	cap_open(&c, true);
-	emit(&c.p);
-	out = cap_close(&c);
-	o = parse_json(out);
 	cr_assert_str_eq(json_object_get_string(get(o, "dev")), "veth0");
 	cr_assert_eq(json_object_get_int64(get(o, "nclasses")), 3);
 	cr_assert(json_object_get_boolean(get(o, "hysteresis")));
@@ -188,13 +188,8 @@ Test(print, json_parses_back_with_raw_integers)
 
 Test(print, json_compact)
 {
-	struct capture c;
-	char *out;
+	char *out = emitted(JSON_COMPACT);
 
-	cap_open(&c, true);
-	c.p.compact = true;
-	emit(&c.p);
-	out = cap_close(&c);
 	cr_assert_str_eq(out,
 		"{\"dev\":\"veth0\",\"nclasses\":3,\"hysteresis\":true,\"default\":null,"
 		"\"limits\":{\"limit\":100000000,\"tokens\":-42},\"mark_masks\":[255,4294967295],"
@@ -211,8 +206,7 @@ Test(print, integer_limits)
 	json_object *o;
 	char *out;
 
-	cap_open(&c, true);
-	c.p.compact = true;
+	cap_open(&c, JSON_COMPACT);
 	print_open_object(&c.p, NULL);
 	print_u64(&c.p, "u0", NULL, 0);
 	print_u64(&c.p, "umax", NULL, ~0ull);
@@ -237,7 +231,7 @@ Test(print, text_units_and_null_fmt)
 	struct capture c;
 	char *out;
 
-	cap_open(&c, false);
+	cap_open(&c, TEXT);
 	print_open_object(&c.p, NULL);
 	print_rate(&c.p, "rate", "%s", 125000);		/* 1Mbit */
 	print_size(&c.p, "size", " %s", 1000);
@@ -257,7 +251,7 @@ static char *json_literal(const char *s)
 {
 	struct capture c;
 
-	cap_open(&c, true);
+	cap_open(&c, JSON);
 	print_string(&c.p, NULL, NULL, s);	/* a top-level value */
 	return cap_close(&c);
 }
@@ -314,8 +308,7 @@ Test(escape, keys_are_escaped_too)
 	json_object *o;
 	char *out;
 
-	cap_open(&c, true);
-	c.p.compact = true;
+	cap_open(&c, JSON_COMPACT);
 	print_open_object(&c.p, NULL);
 	print_u64(&c.p, "a\"b\n", NULL, 1);
 	print_u64(&c.p, NULL, NULL, 2);		/* NULL key in an object: "" */
@@ -334,8 +327,7 @@ Test(structure, keys_ignored_in_arrays)
 	struct capture c;
 	char *out;
 
-	cap_open(&c, true);
-	c.p.compact = true;
+	cap_open(&c, JSON_COMPACT);
 	print_open_array(&c.p, NULL);
 	print_u64(&c.p, "ignored", NULL, 1);
 	print_open_object(&c.p, "ignored");
@@ -354,7 +346,7 @@ Test(structure, finish_closes_what_is_open)
 	struct capture c;
 	char *out;
 
-	cap_open(&c, true);
+	cap_open(&c, JSON);
 	print_open_object(&c.p, NULL);
 	print_open_array(&c.p, "a");
 	print_u64(&c.p, NULL, NULL, 1);
@@ -371,7 +363,7 @@ Test(structure, too_deep_is_left_out)
 	char *out;
 	int depth = 0;
 
-	cap_open(&c, true);
+	cap_open(&c, JSON);
 	for (int i = 0; i < PRINT_MAX_NEST + 4; i++) {
 		print_open_object(&c.p, "x");
 		print_u64(&c.p, "level", NULL, i);
@@ -393,7 +385,7 @@ Test(structure, text_mode_ignores_json_structure)
 	struct capture c;
 	char *out;
 
-	cap_open(&c, false);
+	cap_open(&c, TEXT);
 	print_open_array(&c.p, "a");
 	print_close_object(&c.p);
 	print_close_array(&c.p);
@@ -408,7 +400,7 @@ Test(structure, print_text_is_text_only)
 	struct capture c;
 	char *out;
 
-	cap_open(&c, true);
+	cap_open(&c, JSON);
 	print_open_object(&c.p, NULL);
 	print_text(&c.p, "not in JSON %d\n", 1);
 	print_close_object(&c.p);
@@ -423,7 +415,7 @@ Test(scale, hundred_thousand_records)
 	json_object *o;
 	char *out;
 
-	cap_open(&c, true);
+	cap_open(&c, JSON);
 	print_open_object(&c.p, NULL);
 	print_open_array(&c.p, "classes");
 	for (int i = 0; i < 100000; i++) {

@@ -194,40 +194,57 @@ Test(sched, no_borrowing_when_parent_has_none)
 	cr_expect_eq(t.st[1].borrows, 0);
 }
 
+/* A fresh tree holding seed 003's classes: parent (0) 1 Gbit; A (1)
+ * 500/1000, B (2) 100/100, C (3) 100/1000 Mbit. */
+static void seed003_tree(struct tree *t)
+{
+	tree_init(t);
+	add(t, 0, HTB_NO_CLASS, GBIT(1), 0, 125000, 125000, 0);
+	add(t, 1, 0, MBIT(500), GBIT(1), 62500, 125000, 0);
+	add(t, 2, 0, MBIT(100), MBIT(100), 12500, 12500, 0);
+	add(t, 3, 0, MBIT(100), GBIT(1), 12500, 125000, 0);
+}
+
+/* Packets arriving at seed 003's leaves 1..3, leaf l's next at next[l]
+ * and then every gap[l] ns: moves the clock to the earliest arrival and
+ * returns its leaf, or 0 once that would be after end. */
+static __u32 next_arrival(struct tree *t, __u64 next[4], const __u64 gap[4],
+			  __u64 end)
+{
+	__u32 l = 1;
+
+	for (__u32 i = 2; i <= 3; i++)
+		if (next[i] < next[l])
+			l = i;
+	if (next[l] > end)
+		return 0;
+	t->p.now = next[l];
+	next[l] += gap[l];
+	return l;
+}
+
 /*
- * Seed 003: parent 1 Gbit; A 500/1000, B 100/100, C 100/1000 Mbit, all
- * three backlogged (each offers 1.2 Gbit/s). Every leaf gets at least its
- * rate, B no more than its ceil, the parent no more than 1 Gbit.
+ * Seed 003, all three leaves backlogged (each offers 1.2 Gbit/s). Every
+ * leaf gets at least its rate, B no more than its ceil, the parent no
+ * more than 1 Gbit.
  */
 static void seed003(__u32 len, __u32 hyst)
 {
 	const __u64 offered = GBIT(1) + GBIT(1) / 5;	/* per leaf, bytes/s */
 	const __u64 dt = len * SEC / offered;		/* arrival spacing */
 	const __u64 w0 = T0 + SEC / 2, w1 = T0 + 3 * SEC / 2;	/* window */
-	__u64 got[4] = { 0 }, drops[4] = { 0 }, next[4];
+	const __u64 gap[4] = { 0, dt, dt, dt };
+	__u64 got[4] = { 0 }, drops[4] = { 0 };
+	__u64 next[4] = { 0, T0, T0 + dt / 3, T0 + 2 * dt / 3 };
 	struct tree t;
 	double mbit[4];
+	__u32 l;
 
-	tree_init(&t);
+	seed003_tree(&t);
 	t.p.hysteresis = hyst;
-	add(&t, 0, HTB_NO_CLASS, GBIT(1), 0, 125000, 125000, 0);
-	add(&t, 1, 0, MBIT(500), GBIT(1), 62500, 125000, 0);
-	add(&t, 2, 0, MBIT(100), MBIT(100), 12500, 12500, 0);
-	add(&t, 3, 0, MBIT(100), GBIT(1), 12500, 125000, 0);
-	next[1] = T0;
-	next[2] = T0 + dt / 3;
-	next[3] = T0 + 2 * dt / 3;
-	for (;;) {
+	while ((l = next_arrival(&t, next, gap, w1 + 200 * MS))) {
 		struct htb_decision d;
-		__u32 l = 1;
 
-		for (__u32 i = 2; i <= 3; i++)
-			if (next[i] < next[l])
-				l = i;
-		if (next[l] > w1 + 200 * MS)
-			break;
-		t.p.now = next[l];
-		next[l] += dt;
 		if (send(&t, l, len, 0, &d) == HTB_DROP) {
 			drops[l]++;
 			continue;
@@ -496,30 +513,19 @@ Test(sched, borrow_limit_reserved)
  */
 static double mean_delay_of_c(double *c_mbit)
 {
-	const __u64 off[4] = { 0, MBIT(400), MBIT(1200), MBIT(400) };
+	/* 1500-byte packets: A and C offer 400 Mbit/s, B 1200 */
+	const __u64 gap[4] = { 0, 1500 * SEC / MBIT(400), 1500 * SEC / MBIT(1200),
+			       1500 * SEC / MBIT(400) };
 	const __u64 w0 = T0 + SEC / 2, w1 = T0 + 3 * SEC / 2;
-	__u64 next[4], got = 0, n = 0;
+	__u64 next[4] = { 0, T0 + 1000, T0 + 2000, T0 + 3000 }, got = 0, n = 0;
 	double delay = 0;
 	struct tree t;
+	__u32 l;
 
-	tree_init(&t);
-	add(&t, 0, HTB_NO_CLASS, GBIT(1), 0, 125000, 125000, 0);
-	add(&t, 1, 0, MBIT(500), GBIT(1), 62500, 125000, 0);
-	add(&t, 2, 0, MBIT(100), MBIT(100), 12500, 12500, 0);
-	add(&t, 3, 0, MBIT(100), GBIT(1), 12500, 125000, 0);
-	for (int i = 1; i <= 3; i++)
-		next[i] = T0 + i * 1000;
-	for (;;) {
+	seed003_tree(&t);
+	while ((l = next_arrival(&t, next, gap, w1 + 200 * MS))) {
 		struct htb_decision d;
-		__u32 l = 1;
 
-		for (__u32 i = 2; i <= 3; i++)
-			if (next[i] < next[l])
-				l = i;
-		if (next[l] > w1 + 200 * MS)
-			break;
-		t.p.now = next[l];
-		next[l] += 1500 * SEC / off[l];
 		if (send(&t, l, 1500, 0, &d) != HTB_SEND || l != 3)
 			continue;
 		if (t.p.now >= w0 && t.p.now < w1) {
