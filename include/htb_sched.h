@@ -37,12 +37,12 @@
  * collected tokens that lie in the future). Rate conformance is the same:
  * tokens still grow one ns per ns and shrink by l2t per packet, and a
  * packet only gets a T at which its buckets are at their thresholds.
- * (The 99.9 ms were measured with htb_params.charge_at_T, a switch to the
- * charge-at-T model, which this header had up to commit 88e2a6e. It is
- * gone so that the header holds only the model the program runs: the BPF
- * program set it to 0, but the global subprograms, which the verifier
- * checks with unknown arguments, still read and tested it on every
- * packet: 34 instructions of the loaded program, 6.18.)
+ * (That comparison ran against htb_params.charge_at_T, a switch to the
+ * charge-at-T model that this header had up to commit 88e2a6e. It is gone
+ * so that the header holds only the model the program runs: the program
+ * set it to 0, but the global subprograms, which the verifier checks with
+ * unknown arguments, still read and tested it per packet, 34 instructions
+ * of the loaded program on 6.18.)
  *
  * Readiness. The earliest time bucket b of a class reaches threshold h is
  *	ready(b, h) = now + max(0, h - tok(now)).
