@@ -329,8 +329,7 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
  * after the fixed header, as ND is sent). These pass unshaped and
  * uncharged: behind a full class they would wait up to its limit or be
  * dropped at it, neighbour resolution would stall, and every class to that
- * neighbour with it (scenario 5 saw ARP dropped in a saturated default
- * class hold a VoIP stream in the neighbour queue for 0.6 s). fq keeps
+ * neighbour with it (docs/DESIGN.md has what scenario 5 measured). fq keeps
  * its own queue for TC_PRIO_CONTROL packets for the same reason.
  */
 static __always_inline int is_link_control(struct __sk_buff *skb)
