@@ -129,8 +129,10 @@ test: tests
 test-unit: $(UNIT_BINS)
 	$(Q)tests/run.sh unit
 
-bench: $(BENCH_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
-	$(Q)scripts/bench.sh
+# The bench loads the programs from its skeletons: bench_prog is all it needs.
+# Options for bench_prog: make bench BENCH_ARGS="--trials 3".
+bench: $(BENCH_BINS)
+	$(Q)OUTPUT=$(OUTPUT) scripts/bench.sh $(BENCH_ARGS)
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \

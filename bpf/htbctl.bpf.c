@@ -107,17 +107,19 @@ env_state(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_state, &idx);
 }
 
+/*
+ * Load-time switch (.rodata, set through the skeleton before load; the
+ * loader never sets it): the program without its bpf_spin_locks, only for
+ * bench/bench_prog.c to measure what the locks cost and what they protect.
+ * The verifier reads the frozen value as a constant, so the branch not
+ * taken is neither verified nor kept in the loaded program.
+ */
+const volatile bool bench_no_lock = false;
+
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
-#ifdef HTB_NO_LOCK
-/* bench/bpf/htbctl_nolock.bpf.c: the same program without locks, only to
- * measure what the locks cost and what they protect. Never installed. */
-#define HTB_LOCK(st)		do { } while (0)
-#define HTB_UNLOCK(st)		do { } while (0)
-#else
-#define HTB_LOCK(st)		bpf_spin_lock(&(st)->lock)
-#define HTB_UNLOCK(st)		bpf_spin_unlock(&(st)->lock)
-#endif
+#define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
+#define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 
 /* The per-class steps of htb_sched.h as global subprograms: each is
  * verified once, alone (see there). */
@@ -137,22 +139,32 @@ struct pkt {
 	__u8 daddr[16];
 };
 
+/*
+ * The EtherType of the packet's network header (host order), past at most
+ * one 802.1Q/802.1ad tag, and in *off where that header starts; 0 if the
+ * tag cannot be read. Both parse() and is_link_control() start here.
+ */
+static __always_inline __u16 l3_proto(struct __sk_buff *skb, __u32 *off)
+{
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__be16 inner;
+
+	*off = ETH_HLEN;
+	if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+		return proto;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
+		return 0;
+	*off += 4;
+	return bpf_ntohs(inner);
+}
+
 /* Parse L3/L4 far enough for the address and port classifiers. */
 static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 {
-	__u32 off = ETH_HLEN, l4off = 0;
-	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 off, l4off = 0;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nexthdr = 0;
 	int i;
-
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 
 	if (proto == ETH_P_IP) {
 		struct iphdr ip;
@@ -328,24 +340,15 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
  * after the fixed header, as ND is sent). These pass unshaped and
  * uncharged: behind a full class they would wait up to its limit or be
  * dropped at it, neighbour resolution would stall, and every class to that
- * neighbour with it (scenario 5 saw ARP dropped in a saturated default
- * class hold a VoIP stream in the neighbour queue for 0.6 s). fq keeps
+ * neighbour with it (docs/DESIGN.md has what scenario 5 measured). fq keeps
  * its own queue for TC_PRIO_CONTROL packets for the same reason.
  */
 static __always_inline int is_link_control(struct __sk_buff *skb)
 {
-	__u16 proto = bpf_ntohs(skb->protocol);
-	__u32 off = ETH_HLEN;
+	__u32 off;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nh_type[2];
 
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return 0;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 	if (proto == ETH_P_ARP)
 		return 1;
 	if (proto != ETH_P_IPV6)
@@ -414,7 +417,7 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
-	p.charge_at_T = 0;
+	p.pad = 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;

@@ -77,7 +77,8 @@ Test(prog, loads_and_state_btf_names_fields)
 }
 
 /* The verifier's work stays far from its 1,000,000-instruction limit (the
- * per-class steps are global subprograms; inlined they took ~940,000). */
+ * per-class steps are global subprograms; inlined they came close to it:
+ * docs/DESIGN.md, "Departure times", has the counts). */
 Test(prog, verifier_budget)
 {
 	static char log[1 << 16];
