@@ -167,7 +167,20 @@ struct htb_dev_stats {
 	__u64 control_bytes;
 };
 
-/* Classifier keys. Values of every classifier map are a __u32 class index. */
+/* The value of every classifier map: the class slot the key selects in
+ * each conf generation (slot[htb_runtime.gen] is the one in force), or
+ * HTB_NO_CLASS where the key does not match in that generation: a reload
+ * writes the new generation's column before the flip and levels the other
+ * after it, so a reload stopped at any point classifies every packet by
+ * the old tree or by the new one, never by a mix (docs/loader.md). For a
+ * prefix map the column holds what that generation's longest matching
+ * prefix selects, so an entry one generation lacks does not hide a
+ * shorter prefix it has. */
+struct htb_cls_val {
+	__u32 slot[2];
+};
+
+/* Classifier keys. */
 struct htb_lpm4_key {
 	__u32 prefixlen;
 	__u8 addr[4];

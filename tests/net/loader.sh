@@ -218,10 +218,10 @@ test_classifier_follows_reload() {
 	reload_to b
 	i40=$(jclass 1:40 index) i10=$(jclass 1:10 index)
 	bpftool -j map dump pinned "$(pins)/cls_port" |
-		jq -e --argjson i "$i40" 'length == 1 and .[0].formatted.key.port == 19 and .[0].formatted.value == $i' > /dev/null ||
+		jq -e --argjson i "$i40" 'length == 1 and .[0].formatted.key.port == 19 and .[0].formatted.value.slot == [$i, $i]' > /dev/null ||
 		fail "cls_port: $(bpftool -j map dump pinned "$(pins)/cls_port" | tr '\n' ' ')"
 	bpftool -j map dump pinned "$(pins)/cls_dst4" |
-		jq -e --argjson i "$i10" 'length == 1 and .[0].formatted.value == $i' > /dev/null ||
+		jq -e --argjson i "$i10" 'length == 1 and .[0].formatted.value.slot == [$i, $i]' > /dev/null ||
 		fail "cls_dst4: $(bpftool -j map dump pinned "$(pins)/cls_dst4" | tr '\n' ' ')"
 }
 test_traffic_flows_after_reload() {
@@ -287,7 +287,7 @@ test_six_reloads_keep_maps_right() {
 		idx=$(jclass $leaf index)
 		bpftool -j map dump pinned "$(pins)/cls_port" |
 			jq -e --argjson i "$idx" --argjson p "$port" \
-				'length == 1 and .[0].formatted.key.port == $p and .[0].formatted.value == $i' > /dev/null &&
+				'length == 1 and .[0].formatted.key.port == $p and .[0].formatted.value.slot == [$i, $i]' > /dev/null &&
 			good=$((good + 1))
 	done
 	[ $good = 6 ] || fail "$good of 6 reloads left the maps right"
