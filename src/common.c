@@ -5,12 +5,91 @@
 
 #include "common.h"
 
+/* The bytes of the character at s that msg_clip copies as they are, or 0
+ * when it escapes s[0]. C1 controls (U+0080..U+009F) are escapes to some
+ * terminals, as ESC is. */
+static size_t printable_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] < 0x80)
+		return 0;
+	n = utf8_len(s);
+	return n == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : n;
+}
+
+/* Whether s, escaped, fits len bytes with its NUL. */
+static bool fits(const unsigned char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t n; *s && o < len; s += n ? n : 1) {
+		n = printable_len(s);
+		o += n ? n : 4;
+	}
+	return !*s && o < len;
+}
+
+size_t msg_clip(char *out, size_t len, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	/* room for "..." unless all of s fits */
+	size_t i = 0, o = 0, room = fits(s, len) ? 0 : 3;
+
+	if (!len)
+		return 0;
+	while (s[i]) {
+		size_t n = printable_len(s + i), w = n ? n : 4;
+
+		if (o + w + room >= len)
+			break;
+		if (n) {
+			memcpy(out + o, s + i, n);
+		} else {
+			out[o] = '\\';
+			out[o + 1] = 'x';
+			out[o + 2] = hex[s[i] >> 4];
+			out[o + 3] = hex[s[i] & 15];
+		}
+		o += w;
+		i += n ? n : 1;
+	}
+	if (s[i] && o + 3 < len) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return i;
+}
+
+const char *msg_quote(char *buf, size_t len, const char *s)
+{
+	/* "' (18446744073709551615 bytes)" fits */
+	char tail[40] = "'";
+	size_t n = strlen(s), used;
+
+	if (len < sizeof(tail) + 8) {
+		msg_clip(buf, len, s);
+		return buf;
+	}
+	buf[0] = '\'';
+	used = msg_clip(buf + 1, len - sizeof(tail), s);
+	if (used < n)
+		snprintf(tail, sizeof(tail), "' (%zu bytes)", n);
+	strcat(buf, tail);
+	return buf;
+}
+
 static void vmsg(const struct ctx *ctx, const char *level, bool json_too,
 		 const char *fmt, va_list ap)
 {
-	char buf[1024];
+	char raw[1024], buf[1024];
 
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	msg_clip(buf, sizeof(buf), raw);
 	fprintf(stderr, "%s: %s%s\n", ctx && ctx->prog ? ctx->prog : "htbctl",
 		level, buf);
 	if (json_too && ctx && ctx->json) {

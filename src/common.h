@@ -3,6 +3,7 @@
 #define HTBCTL_COMMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include "print.h"
 
 /* Exit codes (interface.md). */
@@ -18,13 +19,30 @@ struct ctx {
 };
 
 /* One line on stderr ("htbctl: ..."); in JSON mode also {"error": ...} on
- * stdout so a script reading JSON sees the failure. */
+ * stdout so a script reading JSON sees the failure. The line is at most
+ * about 1000 characters and escaped as msg_clip does, so whatever a value
+ * in it holds reaches the terminal as text. */
 void p_err(const struct ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void p_warn(const struct ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void p_info(const struct ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Values in messages (p_err and the config's FILE:LINE lines): a value a
+ * user gave may be long, or hold a terminal's escape sequences.
+ * msg_clip copies s into out (len bytes, NUL included) with every byte
+ * that is not printable ASCII or part of a printable UTF-8 character
+ * (control characters, C1 controls, invalid UTF-8) written as \xNN; if s
+ * does not fit it ends in "...". Returns how many bytes of s it took.
+ * msg_quote puts s in single quotes the same way, and says the length of
+ * a value it cut: 'xxxx...' (1048576 bytes). MSG_QUOTE_BUF shows about
+ * 80 characters of a value.
+ */
+#define MSG_QUOTE_BUF 128
+size_t msg_clip(char *out, size_t len, const char *s);
+const char *msg_quote(char *buf, size_t len, const char *s);
 
 /*
  * Keyword arguments of the form "dev IFACE config FILE". Each wanted

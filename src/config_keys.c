@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "config_priv.h"
 #include "units.h"
 
@@ -34,8 +35,10 @@ static int find_key(const char *name, const char *const *keys, int n)
 static bool val_err(struct cfg_parse *ps, unsigned line, const char *what,
 		    const char *key, const char *v, enum unit_err e)
 {
-	cfg_error(&ps->diag, line, "invalid %s '%s' for '%s': %s", what, v, key,
-		  unit_strerror(e));
+	char q[MSG_QUOTE_BUF];
+
+	cfg_error(&ps->diag, line, "invalid %s %s for '%s': %s", what,
+		  msg_quote(q, sizeof(q), v), key, unit_strerror(e));
 	return false;
 }
 
@@ -56,12 +59,13 @@ static bool val_nonzero(struct cfg_parse *ps, unsigned line, const char *what,
 			__u64 *out)
 {
 	enum unit_err e = parse(v, out);
+	char q[MSG_QUOTE_BUF];
 
 	if (e != UNIT_OK)
 		return val_err(ps, line, what, key, v, e);
 	if (*out == 0) {
-		cfg_error(&ps->diag, line, "invalid %s '%s' for '%s': %s", what, v, key,
-			  if_zero);
+		cfg_error(&ps->diag, line, "invalid %s %s for '%s': %s", what,
+			  msg_quote(q, sizeof(q), v), key, if_zero);
 		return false;
 	}
 	return true;
@@ -84,12 +88,14 @@ static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
 		     const char *v, __u64 min, __u64 max, __u64 *out)
 {
 	enum unit_err e = parse_uint(v, 10, max, out);
+	char q[MSG_QUOTE_BUF];
 
 	if (e == UNIT_OK && *out >= min)
 		return true;
 	if (e == UNIT_OK || e == UNIT_OVERFLOW)
-		cfg_error(&ps->diag, line, "invalid value '%s' for '%s': out of range %llu..%llu",
-			  v, key, (unsigned long long)min, (unsigned long long)max);
+		cfg_error(&ps->diag, line, "invalid value %s for '%s': out of range %llu..%llu",
+			  msg_quote(q, sizeof(q), v), key, (unsigned long long)min,
+			  (unsigned long long)max);
 	else
 		val_err(ps, line, "number", key, v, e);
 	return false;
@@ -101,7 +107,7 @@ static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
 static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
 			const char *v, __u32 *out)
 {
-	char buf[24];
+	char buf[24], q[MSG_QUOTE_BUF];
 
 	if (strchr(v, ':')) {
 		if (!config_parse_classid(v, out))
@@ -114,8 +120,8 @@ static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
 		}
 	}
 	cfg_error(&ps->diag, line,
-		  "invalid class id '%s' for '%s': expected hex MAJOR:MINOR (or MINOR), e.g. 1:10",
-		  v, key);
+		  "invalid class id %s for '%s': expected hex MAJOR:MINOR (or MINOR), e.g. 1:10",
+		  msg_quote(q, sizeof(q), v), key);
 	return false;
 }
 
@@ -157,6 +163,7 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 {
 	struct config_device *d = &ps->dev;
 	int k = find_key(name, dev_keys, DK_MAX);
+	char q[MSG_QUOTE_BUF];
 	__u64 n;
 
 	if (k < 0) {
@@ -176,7 +183,8 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 			d->hysteresis = !strcmp(v, "on");
 		else
 			cfg_error(&ps->diag, line,
-				  "invalid value '%s' for 'hysteresis': expected on or off", v);
+				  "invalid value %s for 'hysteresis': expected on or off",
+				  msg_quote(q, sizeof(q), v));
 		break;
 	case DK_R2Q:
 		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
@@ -201,7 +209,8 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 			d->linklayer = HTB_LINKLAYER_ATM;
 		else
 			cfg_error(&ps->diag, line,
-				  "invalid value '%s' for 'linklayer': expected ethernet or atm", v);
+				  "invalid value %s for 'linklayer': expected ethernet or atm",
+				  msg_quote(q, sizeof(q), v));
 		break;
 	}
 }

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
+#include "common.h"
 #include "config_priv.h"
 #include "units.h"
 
@@ -41,10 +42,10 @@ static bool next_word(const char **p, char *out, size_t outlen)
 static int match_err(struct cfg_parse *ps, unsigned line, const char *v,
 		     const char *fmt, const char *arg)
 {
-	char msg[256];
+	char msg[256], q[MSG_QUOTE_BUF];
 
 	snprintf(msg, sizeof(msg), fmt, arg);
-	cfg_error(&ps->diag, line, "invalid match '%s': %s", v, msg);
+	cfg_error(&ps->diag, line, "invalid match %s: %s", msg_quote(q, sizeof(q), v), msg);
 	return -1;
 }
 
@@ -252,6 +253,19 @@ static const char *cgroup_root(struct cfg_parse *ps)
 	return ps->cgroup_root_state > 0 ? ps->cgroup_root : NULL;
 }
 
+/* fmt takes the full path, then detail; full is freed. */
+static int cgroup_err(struct cfg_parse *ps, unsigned line, const char *v,
+		      const char *fmt, char *full, const char *detail)
+{
+	char q[MSG_QUOTE_BUF], shown[200], msg[400];
+
+	msg_clip(shown, sizeof(shown), full);
+	snprintf(msg, sizeof(msg), fmt, shown, detail);
+	free(full);
+	cfg_error(&ps->diag, line, "invalid match %s: %s", msg_quote(q, sizeof(q), v), msg);
+	return -1;
+}
+
 static int parse_cgroup(struct cfg_parse *ps, unsigned line, const char *v,
 			const char *path, struct config_match *m)
 {
@@ -278,21 +292,12 @@ static int parse_cgroup(struct cfg_parse *ps, unsigned line, const char *v,
 		snprintf(full, len, "%s/%s", root, path + strspn(path, "/"));
 	else
 		snprintf(full, len, "%s", path);
-	if (stat(full, &st)) {
-		cfg_error(&ps->diag, line, "invalid match '%s': cgroup %s: %s", v, full,
-			  strerror(errno));
-		goto fail;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		cfg_error(&ps->diag, line, "invalid match '%s': cgroup %s is not a directory",
-			  v, full);
-		goto fail;
-	}
-	if (!is_cgroup2(full)) {
-		cfg_error(&ps->diag, line,
-			  "invalid match '%s': %s is not in a cgroup v2 hierarchy", v, full);
-		goto fail;
-	}
+	if (stat(full, &st))
+		return cgroup_err(ps, line, v, "cgroup %s: %s", full, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cgroup_err(ps, line, v, "cgroup %s is not a directory%s", full, "");
+	if (!is_cgroup2(full))
+		return cgroup_err(ps, line, v, "%s is not in a cgroup v2 hierarchy%s", full, "");
 	free(full);
 	m->kind = CONFIG_MATCH_CGROUP;
 	m->key.cgroup_id = st.st_ino;
@@ -302,9 +307,6 @@ static int parse_cgroup(struct cfg_parse *ps, unsigned line, const char *v,
 		return -1;
 	}
 	return 0;
-fail:
-	free(full);
-	return -1;
 }
 
 int cfg_parse_match(struct cfg_parse *ps, const char *v, unsigned line,

@@ -5,20 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common.h"
 #include "config_priv.h"
 #include "units.h"
 
+/* One line, bounded and escaped (msg_clip): the file's name and the
+ * values in the message come from the user. */
 static void vdiag(struct cfg_diag *d, unsigned line, const char *level,
 		  const char *fmt, va_list ap)
 {
+	char name[256], raw[1024], msg[1024];
+
 	if (!d->out)
 		return;
+	msg_clip(name, sizeof(name), d->name);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	msg_clip(msg, sizeof(msg), raw);
 	if (line)
-		fprintf(d->out, "%s:%u: %s", d->name, line, level);
+		fprintf(d->out, "%s:%u: %s%s\n", name, line, level, msg);
 	else
-		fprintf(d->out, "%s: %s", d->name, level);
-	vfprintf(d->out, fmt, ap);
-	fputc('\n', d->out);
+		fprintf(d->out, "%s: %s%s\n", name, level, msg);
 }
 
 void cfg_error(struct cfg_diag *d, unsigned line, const char *fmt, ...)

@@ -28,10 +28,7 @@ void printer_init(struct printer *p, bool json, FILE *out)
 
 /* ---- JSON ---- */
 
-/* Length of the valid UTF-8 sequence at s (2..4 bytes), or 0: overlong
- * forms, surrogates and code points above U+10FFFF are not valid. The
- * string's NUL stops a truncated sequence (it is no continuation byte). */
-static size_t utf8_len(const unsigned char *s)
+size_t utf8_len(const unsigned char *s)
 {
 	unsigned cp, min;
 	size_t n;

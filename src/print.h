@@ -72,4 +72,9 @@ void print_text(struct printer *p, const char *fmt, ...)
 /* A JSON string literal for s (quotes included), escaped as above. */
 void print_json_string(FILE *out, const char *s);
 
+/* Length of the valid UTF-8 sequence at s (2..4 bytes), or 0: overlong
+ * forms, surrogates and code points above U+10FFFF are not valid. The
+ * string's NUL stops a truncated sequence (it is no continuation byte). */
+size_t utf8_len(const unsigned char *s);
+
 #endif

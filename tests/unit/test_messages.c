@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/* What htbctl echoes from its user: values in messages quoted, bounded
+ * and escaped (msg_clip, msg_quote, p_err in src/common.c). */
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+
+static const char *quoted(const char *s)
+{
+	static char buf[MSG_QUOTE_BUF];
+
+	return msg_quote(buf, sizeof(buf), s);
+}
+
+Test(msg, plain_value_quoted_as_is)
+{
+	cr_assert_str_eq(quoted("10mbit"), "'10mbit'");
+	cr_assert_str_eq(quoted(""), "''");
+}
+
+Test(msg, control_characters_escaped)
+{
+	cr_assert_str_eq(quoted("\x1b[31mred\a\n"), "'\\x1b[31mred\\x07\\x0a'");
+	cr_assert_str_eq(quoted("a\x7f" "b"), "'a\\x7fb'");
+}
+
+/* UTF-8 text stays; C1 controls (U+009B is CSI to some terminals) and
+ * bytes that are no UTF-8 are escaped. */
+Test(msg, utf8_kept_c1_and_invalid_escaped)
+{
+	cr_assert_str_eq(quoted("gr\xc3\xbc\xc3\x9f"), "'gr\xc3\xbc\xc3\x9f'");
+	cr_assert_str_eq(quoted("\xc2\x9b" "2J"), "'\\xc2\\x9b2J'");
+	cr_assert_str_eq(quoted("\xff\xc3"), "'\\xff\\xc3'");
+}
+
+Test(msg, long_value_cut_with_its_length)
+{
+	size_t n = 1 << 20;
+	char *big = malloc(n + 1);
+	const char *q;
+
+	cr_assert_not_null(big);
+	memset(big, 'x', n);
+	big[n] = '\0';
+	q = quoted(big);
+	cr_assert_lt(strlen(q), MSG_QUOTE_BUF);
+	cr_assert_not_null(strstr(q, "...' (1048576 bytes)"), "%s", q);
+	cr_assert_eq(strncmp(q, "'xxxxxxxx", 9), 0, "%s", q);
+	free(big);
+}
+
+/* An escape is never cut in half, and the result always fits. */
+Test(msg, clip_never_splits_an_escape)
+{
+	char out[12];
+	size_t used = msg_clip(out, sizeof(out), "\x1b\x1b\x1b\x1b\x1b");
+
+	cr_assert_str_eq(out, "\\x1b\\x1b...");
+	cr_assert_eq(used, 2);
+	cr_assert_eq(msg_clip(out, sizeof(out), "abcdefghijk"), 11);
+	cr_assert_str_eq(out, "abcdefghijk");
+	cr_assert_eq(msg_clip(out, sizeof(out), "abcdefghijkl"), 8);
+	cr_assert_str_eq(out, "abcdefgh...");
+}
+
+/* p_err: one short line on stderr, and valid JSON on stdout with -j,
+ * whatever the value held. */
+Test(msg, p_err_bounded_escaped_and_json, .init = cr_redirect_stderr)
+{
+	struct ctx ctx = { .json = true, .prog = "htbctl" };
+	size_t n = 100000;
+	char *big = malloc(n + 1), line[4096];
+	struct json_object *o;
+	FILE *f = tmpfile();
+
+	cr_assert_not_null(big);
+	cr_assert_not_null(f);
+	memset(big, 'y', n);
+	memcpy(big, "\x1b]0;t\a\xff", 7);
+	big[n] = '\0';
+	stdout = f;
+	p_err(&ctx, "no device '%s'", big);
+	fflush(f);
+	rewind(f);
+	cr_assert_not_null(fgets(line, sizeof(line), f));
+	o = json_tokener_parse(line);
+	cr_assert_not_null(o, "not JSON: %s", line);
+	cr_assert_null(strchr(json_object_get_string(json_object_object_get(o, "error")), '\x1b'));
+	json_object_put(o);
+	fflush(stderr);
+	{
+		FILE *e = cr_get_redirected_stderr();
+		char err[4096];
+
+		cr_assert_not_null(fgets(err, sizeof(err), e));
+		cr_assert_lt(strlen(err), 1100);
+		cr_assert_null(strchr(err, '\x1b'));
+		const char *want = "htbctl: no device '\\x1b]0;t\\x07\\xffyyy";
+
+		cr_assert_eq(strncmp(err, want, strlen(want)), 0, "%s", err);
+	}
+	free(big);
+}
