@@ -66,6 +66,7 @@ static int ensure(const struct ctx *ctx, struct load_opts *o, bool apply_file)
 	case PINS_OK:
 		return apply_file ? (loader_reload(ctx, o) == EXIT_OK ? 0 : -1) : 0;
 	case PINS_FOREIGN:
+	case PINS_UNTRUSTED:
 		return -1;
 	case PINS_STALE:
 		if (!ifindex)

@@ -28,13 +28,17 @@
  * fix them; prints one clear line and returns -1 at the first miss. */
 int privs_check(const struct ctx *ctx, const char *what, unsigned int need);
 
+/* 0 if ifname can be a device's name (ifname_valid), else -1 with one
+ * clear line printed: the first check of every device command, since the
+ * name becomes a path under PIN_ROOT. */
+int dev_name_check(const struct ctx *ctx, const char *ifname);
 /* The device's ifindex, or 0 with one clear line printed. */
 int dev_ifindex(const struct ctx *ctx, const char *ifname);
 
 /* ---- session.c: what every device command does first ---------------- */
 
 enum pins_want {
-	WANT_NOTHING,		/* the pins are not looked at */
+	WANT_NOTHING,		/* only whether htbctl trusts where they are */
 	WANT_UNLOADED,		/* load: none */
 	WANT_LOADED,		/* reload, set, show: loaded and attached */
 	WANT_ANY,		/* unload: any state, the command decides */
@@ -53,10 +57,11 @@ struct session {
 	const char *ifname;
 	int ifindex;		/* 0: no such device (device_may_be_gone) */
 	int lock;		/* the flock, or -1 */
+	bool root_created;	/* PIN_ROOT made by this command's lock */
 	enum pin_state pins;
 	bool have_meta;
 	struct htbctl_meta m;	/* valid when have_meta */
-	char why[512];		/* PINS_STALE, PINS_FOREIGN: the reason */
+	char why[512];		/* PINS_STALE, _FOREIGN, _UNTRUSTED: the reason */
 };
 
 /* Runs the checks of cmd for IFACE; prints the first problem and returns

@@ -470,6 +470,7 @@ static void print_loaded(const struct load_run *r, double ms)
 static int run_steps(struct load_run *r)
 {
 	struct timespec tp;
+	char why[512];
 
 	loader_phase(r->ctx, &tp, "load", NULL);
 	for (size_t i = 0; i < sizeof(load_steps) / sizeof(load_steps[0]); i++) {
@@ -490,8 +491,8 @@ static int run_steps(struct load_run *r)
 rollback:
 	if (loader_undo(r->ctx, r->o->ifname, r->s.ifindex, &r->m, &r->saved, true))
 		p_warn(r->ctx, "could not undo everything on %s (see above)", r->o->ifname);
-	if (r->pins)
-		pins_remove(r->o->ifname);
+	if (r->pins && pins_remove(r->o->ifname, why, sizeof(why)))
+		p_warn(r->ctx, "%s", why);
 	return -1;
 }
 

@@ -53,6 +53,8 @@ static int unload_target(struct session *s, bool force)
 		return 0;
 	case PINS_OK:
 		return 0;
+	case PINS_UNTRUSTED:	/* refused by session_open */
+		return -1;
 	}
 	return -1;
 }
@@ -116,8 +118,8 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		      "stay under %s/%s", o->ifname, PIN_ROOT, o->ifname);
 		goto out;
 	}
-	if (pins_remove(o->ifname)) {
-		p_err(ctx, "removing %s/%s: %s", PIN_ROOT, o->ifname, strerror(errno));
+	if (pins_remove(o->ifname, s.why, sizeof(s.why))) {
+		p_err(ctx, "%s", s.why);
 		goto out;
 	}
 	if (!o->quiet)

@@ -16,7 +16,9 @@
 #include <linux/types.h>
 #include "qdisc.h"
 
-#define PIN_ROOT	"/sys/fs/bpf/htbctl"
+#define BPFFS		"/sys/fs/bpf"
+#define PIN_ROOT_NAME	"htbctl"
+#define PIN_ROOT	BPFFS "/" PIN_ROOT_NAME
 #define PIN_PROG	"htb_egress"
 #define PIN_META	"meta"
 
@@ -69,14 +71,35 @@ struct htbctl_meta {
 	char pending_config[256];
 };
 
-/* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME". */
+/* Whether name can be a network device's: what the kernel's
+ * dev_valid_name() accepts (1 to 15 bytes, not "." or "..", no '/', ':' or
+ * white space). *why (if why is not NULL) gets the problem. */
+bool ifname_valid(const char *name, const char **why);
+
+/* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME";
+ * -EINVAL for a name that is no device's (it could be a path). */
 int pin_dir(const char *ifname, char *buf, size_t len);
 int pin_path(const char *ifname, const char *name, char *buf, size_t len);
 
-/* Exclusive lock over every htbctl change: flock on the bpffs root,
- * /sys/fs/bpf itself (it always exists, and htbctl leaves nothing behind to
- * lock). Returns the fd to close, or a negative errno. */
-int pins_lock(void);
+/*
+ * What htbctl trusts (docs/loader.md "Pins and the lock"): PIN_ROOT and
+ * IFACE below it are directories of root's that nobody else can write to,
+ * none of them a symlink; the bpffs root is sticky if others can write to
+ * it (the kernel mounts it 1777), so nobody else can rename them either.
+ * Else nobody could put pins of their own there, or a link to someone
+ * else's.
+ *
+ * pins_lock is the exclusive lock over every htbctl change: flock on
+ * PIN_ROOT, which it creates (0700) if absent, after checking it as above
+ * and making it 0700 if others could open it (and so hold the lock). It
+ * retries when the directory was removed while it waited (an unload of
+ * the last device). *created says whether this call made it. Returns the
+ * fd, or a negative errno with why filled.
+ */
+int pins_lock(bool *created, char *why, size_t whylen);
+/* Closes the lock; PIN_ROOT goes too if pins_lock made it and it is empty,
+ * so that a command that fails leaves none behind. */
+void pins_unlock(int fd, bool created);
 
 /* Creates the meta map sized for t's blob, writes m and the blob, and pins
  * it as IFACE/meta (the directory is created). Returns the map fd. */
@@ -91,6 +114,7 @@ enum pin_state {
 	PINS_OK,		/* loaded and attached */
 	PINS_STALE,		/* pins without a working attachment */
 	PINS_FOREIGN,		/* pins of a device in another network namespace */
+	PINS_UNTRUSTED,		/* PIN_ROOT or IFACE is not as htbctl trusts it */
 };
 
 /* Inode of this process's network namespace (0 if unknown). */
@@ -98,13 +122,16 @@ __u64 netns_ino(void);
 
 /* Looks at IFACE's pin directory and whether the filter it names is
  * attached with the pinned program. m is filled when meta is readable.
- * why gets a sentence for PINS_STALE. ifindex 0: the device is gone. */
+ * why gets a sentence for PINS_STALE, PINS_FOREIGN and PINS_UNTRUSTED
+ * (what is wrong and the fix). ifindex 0: the device is gone. */
 enum pin_state pins_check(const char *ifname, int ifindex,
 			  struct htbctl_meta *m, bool *have_meta,
 			  char *why, size_t whylen);
 
 /* Removes every file in IFACE's pin directory, the directory, and
- * PIN_ROOT if it is then empty. Missing things are not errors. */
-int pins_remove(const char *ifname);
+ * PIN_ROOT if it is then empty, following no symlink and only in
+ * directories as htbctl trusts them. Missing things are not errors;
+ * others a negative errno with why filled. */
+int pins_remove(const char *ifname, char *why, size_t whylen);
 
 #endif

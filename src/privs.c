@@ -18,8 +18,6 @@
 #include "loader.h"
 #include "qdisc.h"
 
-#define BPFFS "/sys/fs/bpf"
-
 static bool have_cap(const struct __user_cap_data_struct d[2], int cap)
 {
 	return d[cap / 32].effective & (1u << (cap % 32));
@@ -107,15 +105,24 @@ int privs_check(const struct ctx *ctx, const char *what, unsigned int need)
 	return 0;
 }
 
+int dev_name_check(const struct ctx *ctx, const char *ifname)
+{
+	char q[MSG_QUOTE_BUF];
+	const char *why;
+
+	if (ifname_valid(ifname, &why))
+		return 0;
+	p_err(ctx, "%s is not a valid device name: %s", msg_quote(q, sizeof(q), ifname),
+	      why);
+	return -1;
+}
+
 int dev_ifindex(const struct ctx *ctx, const char *ifname)
 {
 	unsigned int idx;
 
-	if (strlen(ifname) >= IFNAMSIZ) {
-		p_err(ctx, "'%s' is not a device name (at most %d characters)",
-		      ifname, IFNAMSIZ - 1);
+	if (dev_name_check(ctx, ifname))
 		return 0;
-	}
 	idx = if_nametoindex(ifname);
 	if (!idx)
 		p_err(ctx, "no device '%s' in this network namespace", ifname);

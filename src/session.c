@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * What every device command does before its work, in the order a user
- * would fix the problems (docs/loader.md "Checks first"): privileges and
- * kernel features, the device, the global lock (commands that change
- * something), and the state of the device's pins.
+ * would fix the problems (docs/loader.md "Checks first"): the device's
+ * name, privileges and kernel features, the device, the global lock
+ * (commands that change something), and the state of the device's pins.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,6 +45,9 @@ static int check_pins(struct session *s, const struct dev_cmd *cmd)
 			return 0;
 		p_err(s->ctx, "%s", s->why);
 		return -1;
+	case PINS_UNTRUSTED:	/* not even unload --force touches them */
+		p_err(s->ctx, "%s", s->why);
+		return -1;
 	}
 	return -1;
 }
@@ -57,7 +60,7 @@ int session_check(struct session *s, const struct ctx *ctx,
 	s->ifname = ifname;
 	s->lock = -1;
 	loader_libbpf_log(ctx);
-	if (privs_check(ctx, cmd->verb, cmd->need))
+	if (dev_name_check(ctx, ifname) || privs_check(ctx, cmd->verb, cmd->need))
 		return -1;
 	s->ifindex = cmd->device_may_be_gone ? (int)if_nametoindex(ifname)
 					     : dev_ifindex(ctx, ifname);
@@ -67,16 +70,16 @@ int session_check(struct session *s, const struct ctx *ctx,
 int session_lock(struct session *s, const struct dev_cmd *cmd)
 {
 	if (cmd->lock) {
-		s->lock = pins_lock();
+		s->lock = pins_lock(&s->root_created, s->why, sizeof(s->why));
 		if (s->lock < 0) {
-			p_err(s->ctx, "locking /sys/fs/bpf: %s", strerror(-s->lock));
+			p_err(s->ctx, "%s", s->why);
 			return -1;
 		}
 	}
-	if (cmd->want == WANT_NOTHING)
-		return 0;
 	s->pins = pins_check(s->ifname, s->ifindex, &s->m, &s->have_meta, s->why,
 			     sizeof(s->why));
+	if (cmd->want == WANT_NOTHING && s->pins != PINS_UNTRUSTED)
+		return 0;
 	return check_pins(s, cmd);
 }
 
@@ -90,7 +93,7 @@ int session_open(struct session *s, const struct ctx *ctx,
 
 void session_close(struct session *s)
 {
-	if (s->lock >= 0)
-		close(s->lock);
+	pins_unlock(s->lock, s->root_created);
 	s->lock = -1;
+	s->root_created = false;
 }

@@ -3,7 +3,8 @@
 # (issue 10): a 1 MB value, file name or device name gives a short line;
 # terminal escapes, C1 controls and invalid UTF-8 are written as \xNN; with
 # -j the {"error": ...} line on stdout is valid JSON. Needs no privileges:
-# `check` reads only the file.
+# `check` reads only the file, and a device name is checked before
+# anything else.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 HTBCTL=${HTBCTL:-$top/${OUTPUT:-build}/htbctl}
@@ -56,6 +57,9 @@ bounded "escapes in a value, -j" 400 -j check config "$(conf esc "$esc")"
 cp "$tmp/esc.ini" "$tmp/$esc.ini"
 bounded "escapes in the file name" 600 check config "$tmp/$esc.ini"
 bounded "100 kB file name" 1200 check config "$tmp/${big:0:100000}"
+bounded "1 MB device name" 400 show dev "${big:0:100000}"
+bounded "escapes in a device name" 400 show dev "$esc/x"
+bounded "escapes in a device name, -j" 400 -j show dev "$esc/x"
 
 # says NAME TEXT CONFIG: check's stderr has TEXT (fixed), the value shown
 says() {

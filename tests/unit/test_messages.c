@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What htbctl echoes from its user: values in messages quoted, bounded
- * and escaped (msg_clip, msg_quote, p_err in src/common.c). */
+ * and escaped (msg_clip, msg_quote, p_err in src/common.c), and device
+ * names checked as the kernel checks them (ifname_valid in src/pins.c)
+ * before any path is built from them. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <json-c/json.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "pins.h"
 
 static const char *quoted(const char *s)
 {
@@ -104,4 +108,48 @@ Test(msg, p_err_bounded_escaped_and_json, .init = cr_redirect_stderr)
 		cr_assert_eq(strncmp(err, want, strlen(want)), 0, "%s", err);
 	}
 	free(big);
+}
+
+/* ---- device names: as the kernel's dev_valid_name() */
+
+Test(ifname, kernel_names_accepted)
+{
+	const char *ok[] = { "eth0", "ht-s", "a", "012345678901234", "veth.10", "br_0", "-" };
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		cr_assert(ifname_valid(ok[i], NULL), "%s", ok[i]);
+}
+
+Test(ifname, paths_and_bad_names_refused_with_why)
+{
+	struct { const char *name, *why; } bad[] = {
+		{ "", "it is empty" },
+		{ "0123456789abcdef", "it is longer than 15 bytes" },
+		{ ".", "'.' and '..' are not allowed" },
+		{ "..", "'.' and '..' are not allowed" },
+		{ "../rzvictim", "it contains '/'" },
+		{ "a/b", "it contains '/'" },
+		{ "a:b", "it contains ':'" },
+		{ "a b", "it contains white space" },
+		{ "a\tb", "it contains white space" },
+		{ "a\nb", "it contains white space" },
+		{ "a\xa0" "b", "it contains white space" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *why = NULL;
+
+		cr_assert_not(ifname_valid(bad[i].name, &why), "%s", bad[i].name);
+		cr_assert_str_eq(why, bad[i].why, "%s", bad[i].name);
+	}
+}
+
+Test(ifname, no_pin_path_from_a_bad_name)
+{
+	char buf[256];
+
+	cr_assert_eq(pin_dir("..", buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(pin_path("../x", "meta", buf, sizeof(buf)), -EINVAL);
+	cr_assert_eq(pin_path("eth0", "meta", buf, sizeof(buf)), 0);
+	cr_assert_str_eq(buf, "/sys/fs/bpf/htbctl/eth0/meta");
 }
