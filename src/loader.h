@@ -163,9 +163,18 @@ void loader_phase(const struct ctx *ctx, struct timespec *t, const char *cmd,
  * HTBCTL_TEST_FAIL=crash-STEP: exits there, as a crash would. */
 bool loader_test_fail(const struct ctx *ctx, const char *step);
 /* Undoes what m records, newest first (a failed load, unload). Returns
- * the number of steps that could not be undone. */
+ * the number of steps that could not be undone; *restored (if not NULL)
+ * says whether the saved root qdisc was put back. */
 int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
-		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback);
+		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback,
+		bool *restored);
+/* htbctl's filters on ifindex egress, found by their program (named
+ * htb_egress, with htbctl's maps) whatever the pins say, up to max into
+ * own; returns how many there are. */
+int loader_own_filters(int ifindex, struct tc_filter *own, int max);
+/* unload --force: removes them all (warning about any that stays);
+ * returns how many went. */
+int loader_remove_own_filters(const struct ctx *ctx, const char *ifname, int ifindex);
 
 /* ---- loader_set.c, show.c, daemon.c ----------------------------------- */
 

@@ -81,6 +81,20 @@ static int read_config_file(struct load_run *r)
 	       STEP_FAILED : STEP_DONE;
 }
 
+/* A filter of htbctl's without pins (its directory was removed by hand):
+ * it would take every packet before the new one. */
+static int orphaned_filter(struct load_run *r)
+{
+	struct tc_filter f;
+
+	if (loader_own_filters(r->s.ifindex, &f, 1) <= 0)
+		return 0;
+	p_err(r->ctx, "%s egress already runs htbctl's program (filter pref %u) "
+	      "without pins under %s/%s; 'htbctl unload dev %s --force' removes it",
+	      r->o->ifname, f.pref, PIN_ROOT, r->o->ifname, r->o->ifname);
+	return -1;
+}
+
 /* The lock, the pins, and what the device has in the way of clsact. */
 static int lock_device(struct load_run *r)
 {
@@ -98,6 +112,8 @@ static int lock_device(struct load_run *r)
 		      r->o->ifname);
 		return STEP_FAILED;
 	}
+	if (orphaned_filter(r))
+		return STEP_FAILED;
 	if (privs_check(r->ctx, "load", (*r->ingress ? 0 : NEED_CLSACT) |
 			(!r->o->no_qdisc && !r->test_qdisc ? NEED_FQ : 0)))
 		return STEP_FAILED;
@@ -339,8 +355,7 @@ static int create_clsact(struct load_run *r)
 	return STEP_DONE;
 }
 
-/* The lowest egress pref not in use (1 on an empty egress); returns how
- * many filters are there already, or -ENOSPC. */
+/* The lowest egress pref not in use (1 on an empty egress), or -ENOSPC. */
 static int choose_prio(int ifindex, __u32 *prio)
 {
 	__u32 prefs[256];
@@ -357,7 +372,7 @@ static int choose_prio(int ifindex, __u32 *prio)
 			used |= prefs[i] == p;
 		if (!used) {
 			*prio = p;
-			return n;
+			return 0;
 		}
 	}
 	return -ENOSPC;
@@ -369,12 +384,14 @@ static int attach_filter(struct load_run *r)
 		    .attach_point = BPF_TC_EGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, ao, .handle = FILTER_HANDLE,
 		    .prog_fd = bpf_program__fd(r->skel->progs.htb_egress));
-	int others = choose_prio(r->s.ifindex, &r->m.filter_prio), rc;
+	struct nlerr e = { 0 };
+	int others, rc;
 
-	if (others < 0) {
+	if (choose_prio(r->s.ifindex, &r->m.filter_prio)) {
 		p_err(r->ctx, "no free filter priority on %s egress", r->o->ifname);
 		return STEP_FAILED;
 	}
+	others = tc_filter_count(r->s.ifindex, EGRESS_PARENT, &e);
 	if (others > 0)
 		p_warn(r->ctx, "%s egress already has %d filter%s; htbctl's is at pref "
 		       "%u (lower prefs run first), and the packets it sees end the "
@@ -489,7 +506,7 @@ static int run_steps(struct load_run *r)
 	}
 	return 0;
 rollback:
-	if (loader_undo(r->ctx, r->o->ifname, r->s.ifindex, &r->m, &r->saved, true))
+	if (loader_undo(r->ctx, r->o->ifname, r->s.ifindex, &r->m, &r->saved, true, NULL))
 		p_warn(r->ctx, "could not undo everything on %s (see above)", r->o->ifname);
 	if (r->pins && pins_remove(r->o->ifname, why, sizeof(why)))
 		p_warn(r->ctx, "%s", why);

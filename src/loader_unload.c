@@ -3,7 +3,8 @@
  * unload (docs/loader.md "Unload", "Stale pins"): undo what meta records
  * as far as the device still has it, then remove the pins. --force also
  * takes stale pins (a crashed run, a deleted device, another namespace's
- * device), touching the device only where it is still the one meta names.
+ * device), touching the device only where it is still the one meta names,
+ * and removes htbctl's filters that no pins name (found by their program).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +33,8 @@ static int unload_target(struct session *s, bool force)
 	}
 	switch (s->pins) {
 	case PINS_NONE:
+		if (force && s->ifindex)
+			return 0;	/* its filter may be there without pins */
 		p_err(s->ctx, "nothing to unload: htbctl is not loaded on %s", s->ifname);
 		return -1;
 	case PINS_STALE:
@@ -81,8 +84,10 @@ static bool read_meta(const char *ifname, struct htbctl_meta *m,
 	return true;
 }
 
+/* restored: the kind of the root qdisc put back, NULL if none was;
+ * orphans: filters removed that no pins named. */
 static void print_unloaded(const struct ctx *ctx, const char *ifname,
-			   const struct htbctl_meta *m, const struct qdisc_tree *saved)
+			   const char *restored, int orphans)
 {
 	struct printer p;
 
@@ -90,9 +95,12 @@ static void print_unloaded(const struct ctx *ctx, const char *ifname,
 	print_open_object(&p, NULL);
 	print_string(&p, "dev", "%s: ", ifname);
 	print_string(&p, "action", "%s", "unloaded");
-	if (m && !(m->flags & META_F_NO_QDISC))
-		print_string(&p, "restored_qdisc", ", root qdisc %s restored",
-			     saved->root_kind);
+	if (restored)
+		print_string(&p, "restored_qdisc", ", root qdisc %s restored", restored);
+	if (orphans) {
+		print_u64(&p, "removed_orphaned_filters", ", removed %llu filter", orphans);
+		print_text(&p, "%s of htbctl's that no pins named", orphans == 1 ? "" : "s");
+	}
 	print_text(&p, "\n");
 	print_close_object(&p);
 	printer_finish(&p);
@@ -105,17 +113,23 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		.lock = true, .device_may_be_gone = true, .want = WANT_ANY,
 	};
 	struct qdisc_tree saved = { 0 };
+	bool have_meta, restored = false;
 	struct session s;
-	bool have_meta;
-	int ret = EXIT_FAIL;
+	int ret = EXIT_FAIL, orphans = 0;
 
 	if (session_open(&s, ctx, &cmd, o->ifname) || unload_target(&s, o->force))
 		goto out;
 	have_meta = s.have_meta && read_meta(o->ifname, &s.m, &saved);
-	if (have_meta && loader_undo(ctx, o->ifname, s.ifindex, &s.m, &saved, false) &&
-	    !o->force) {
+	if (have_meta && loader_undo(ctx, o->ifname, s.ifindex, &s.m, &saved, false,
+				     &restored) && !o->force) {
 		p_err(ctx, "could not remove everything from %s (see above); the pins "
 		      "stay under %s/%s", o->ifname, PIN_ROOT, o->ifname);
+		goto out;
+	}
+	if (o->force && s.ifindex)
+		orphans = loader_remove_own_filters(ctx, o->ifname, s.ifindex);
+	if (s.pins == PINS_NONE && !orphans) {
+		p_err(ctx, "nothing to unload: htbctl is not loaded on %s", o->ifname);
 		goto out;
 	}
 	if (pins_remove(o->ifname, s.why, sizeof(s.why))) {
@@ -123,7 +137,7 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	}
 	if (!o->quiet)
-		print_unloaded(ctx, o->ifname, have_meta ? &s.m : NULL, &saved);
+		print_unloaded(ctx, o->ifname, restored ? saved.root_kind : NULL, orphans);
 	ret = EXIT_OK;
 out:
 	qdisc_tree_free(&saved);

@@ -110,6 +110,23 @@ bool loader_test_fail(const struct ctx *ctx, const char *step)
 	return true;
 }
 
+/* The egress filter at pref and handle: 0, or 1 with a warning. */
+static int detach_filter(const struct ctx *ctx, const char *ifname, int ifindex,
+			 __u32 pref, __u32 handle)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+		    .attach_point = BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, d, .handle = handle, .priority = pref);
+	int rc = bpf_tc_detach(&hook, &d);
+
+	if (rc && rc != -ENOENT) {
+		p_warn(ctx, "removing the filter at %s egress pref %u: %s", ifname,
+		       pref, strerror(-rc));
+		return 1;
+	}
+	return 0;
+}
+
 /* The filter, if it still runs the program meta names. */
 static int undo_filter(const struct ctx *ctx, const char *ifname, int ifindex,
 		       const struct htbctl_meta *m)
@@ -118,24 +135,15 @@ static int undo_filter(const struct ctx *ctx, const char *ifname, int ifindex,
 		    .attach_point = BPF_TC_EGRESS);
 	LIBBPF_OPTS(bpf_tc_opts, q, .handle = m->filter_handle,
 		    .priority = m->filter_prio);
-	LIBBPF_OPTS(bpf_tc_opts, d, .handle = m->filter_handle,
-		    .priority = m->filter_prio);
-	int rc = bpf_tc_query(&hook, &q);
 
-	if (rc)
+	if (bpf_tc_query(&hook, &q))
 		return 0;	/* gone already */
 	if (m->prog_id && q.prog_id != m->prog_id) {
 		p_warn(ctx, "the filter at %s egress pref %u runs another program "
 		       "(id %u); left in place", ifname, m->filter_prio, q.prog_id);
 		return 0;
 	}
-	rc = bpf_tc_detach(&hook, &d);
-	if (rc && rc != -ENOENT) {
-		p_warn(ctx, "removing the filter from %s egress: %s", ifname,
-		       strerror(-rc));
-		return 1;
-	}
-	return 0;
+	return detach_filter(ctx, ifname, ifindex, m->filter_prio, m->filter_handle);
 }
 
 /* clsact, if htbctl created it and nobody else's filters hang off it. */
@@ -144,8 +152,8 @@ static int undo_clsact(const struct ctx *ctx, const char *ifname, int ifindex)
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
 		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
 	struct nlerr e = { 0 };
-	int ne = tc_filter_prefs(ifindex, EGRESS_PARENT, NULL, 0, &e);
-	int ni = tc_filter_prefs(ifindex, INGRESS_PARENT, NULL, 0, &e);
+	int ne = tc_filter_count(ifindex, EGRESS_PARENT, &e);
+	int ni = tc_filter_count(ifindex, INGRESS_PARENT, &e);
 	int rc;
 
 	if (ne > 0 || ni > 0) {
@@ -163,10 +171,11 @@ static int undo_clsact(const struct ctx *ctx, const char *ifname, int ifindex)
 }
 
 /* The saved root, if the root is still the qdisc htbctl installed (a
- * rollback restores it whatever is there: the load put it there). */
+ * rollback restores it whatever is there: the load put it there).
+ * *restored says whether it was put back. */
 static int undo_qdisc(const struct ctx *ctx, const char *ifname, int ifindex,
 		      const struct htbctl_meta *m, const struct qdisc_tree *saved,
-		      bool rollback)
+		      bool rollback, bool *restored)
 {
 	struct qdisc_info root;
 	struct nlerr e = { 0 };
@@ -188,14 +197,19 @@ static int undo_qdisc(const struct ctx *ctx, const char *ifname, int ifindex,
 		p_warn(ctx, "%s", e.msg);
 		return 1;
 	}
+	*restored = ours;
 	return 0;
 }
 
 int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
-		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback)
+		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback,
+		bool *restored)
 {
+	bool put_back = false;
 	int bad = 0;
 
+	if (restored)
+		*restored = false;
 	if (!ifindex)
 		return 0;
 	if (m->flags & META_F_FILTER_ATTACHED)
@@ -205,7 +219,74 @@ int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
 		bad += undo_clsact(ctx, ifname, ifindex);
 	m->flags &= ~META_F_CLSACT_CREATED;
 	if (m->flags & META_F_QDISC_INSTALLED)
-		bad += undo_qdisc(ctx, ifname, ifindex, m, saved, rollback);
+		bad += undo_qdisc(ctx, ifname, ifindex, m, saved, rollback, &put_back);
 	m->flags &= ~META_F_QDISC_INSTALLED;
+	if (restored)
+		*restored = put_back;
 	return bad;
+}
+
+/* ---- htbctl's own filters, found by their program ---- */
+
+static bool map_named(__u32 id, const char *name)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_map_get_fd_by_id(id);
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && !strcmp(info.name, name);
+	close(fd);
+	return yes;
+}
+
+/* A program of htbctl's: SCHED_CLS, named htb_egress, and using maps
+ * named class_conf and class_state (a name alone is anyone's to take). */
+static bool prog_is_ours(__u32 id)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 ids[64], len = sizeof(info), n;
+	int fd = bpf_prog_get_fd_by_id(id), found = 0;
+
+	if (fd < 0)
+		return false;
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) ||
+	    info.type != BPF_PROG_TYPE_SCHED_CLS || strcmp(info.name, PIN_PROG)) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	n = info.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? info.nr_map_ids
+							  : sizeof(ids) / sizeof(ids[0]);
+	for (__u32 i = 0; i < n; i++)
+		found += map_named(ids[i], "class_conf") || map_named(ids[i], "class_state");
+	return found == 2;
+}
+
+int loader_own_filters(int ifindex, struct tc_filter *own, int max)
+{
+	struct tc_filter f[64];
+	struct nlerr e = { 0 };
+	int n = tc_filters(ifindex, EGRESS_PARENT, f, 64, &e), k = 0;
+
+	if (n < 0)
+		return 0;	/* no clsact: no filter */
+	for (int i = 0; i < n && i < 64; i++)
+		if (f[i].prog_id && prog_is_ours(f[i].prog_id) && k++ < max)
+			own[k - 1] = f[i];
+	return k;
+}
+
+int loader_remove_own_filters(const struct ctx *ctx, const char *ifname, int ifindex)
+{
+	struct tc_filter f[16];
+	int n = loader_own_filters(ifindex, f, 16), done = 0;
+
+	for (int i = 0; i < n && i < 16; i++)
+		done += !detach_filter(ctx, ifname, ifindex, f[i].pref, f[i].handle);
+	return done;
 }

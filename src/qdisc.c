@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
@@ -586,7 +587,8 @@ static int select_replayable(int ifindex, const struct obj_vec *qd,
 				owner = &all->v[k];
 		if (!owner)
 			continue;
-		nfilt = tc_filter_count(ifindex, cl->v[i].handle, NULL);
+		/* any entry: an empty u32 hash table cannot be replayed either */
+		nfilt = tc_filter_prefs(ifindex, cl->v[i].handle, NULL, 0, NULL);
 		if (nfilt > 0)
 			t->nfilters += nfilt;
 		if (kind_has_user_classes(owner->kind))
@@ -595,7 +597,7 @@ static int select_replayable(int ifindex, const struct obj_vec *qd,
 	for (int k = 0; k < all->n; k++) {
 		if (all->v[k].type != RTM_NEWQDISC)
 			continue;
-		nfilt = tc_filter_count(ifindex, all->v[k].handle, NULL);
+		nfilt = tc_filter_prefs(ifindex, all->v[k].handle, NULL, 0, NULL);
 		if (nfilt > 0)
 			t->nfilters += nfilt;
 	}
@@ -934,25 +936,71 @@ int qdisc_kind_supported(const char *kind)
 
 /* ---- filters -------------------------------------------------------- */
 
-static int count_cb(const struct nlmsghdr *nlh, void *data)
+struct filters_acc {
+	struct tc_filter *f;
+	int n, max;
+};
+
+/* The id of the program a cls_bpf filter runs (TCA_OPTIONS/TCA_BPF_ID). */
+static __u32 bpf_prog_id(const struct nlmsghdr *nlh)
 {
-	if (nlh->nlmsg_type == RTM_NEWTFILTER)
-		(*(int *)data)++;
+	const struct nlattr *a, *o;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg)) {
+		if (mnl_attr_get_type(a) != TCA_OPTIONS)
+			continue;
+		mnl_attr_for_each_nested(o, a)
+			if (mnl_attr_get_type(o) == TCA_BPF_ID &&
+			    mnl_attr_validate(o, MNL_TYPE_U32) == 0)
+				return mnl_attr_get_u32(o);
+	}
 	return 0;
 }
 
-int tc_filter_count(int ifindex, __u32 parent, struct nlerr *e)
+/* A dump has an entry per pref with no handle (the classifier itself),
+ * and u32 adds one per hash table (node bits 0): neither is a filter. */
+static int filters_cb(const struct nlmsghdr *nlh, void *data)
 {
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct filters_acc *a = data;
+	char kind[QDISC_KIND_LEN];
+
+	if (nlh->nlmsg_type != RTM_NEWTFILTER || !tcm->tcm_handle)
+		return 0;
+	tc_kind(nlh, kind);
+	if (!strcmp(kind, "u32") && !(tcm->tcm_handle & 0xfff))
+		return 0;
+	if (a->n < a->max) {
+		struct tc_filter *f = &a->f[a->n];
+
+		f->pref = TC_H_MAJ(tcm->tcm_info) >> 16;
+		f->handle = tcm->tcm_handle;
+		memcpy(f->kind, kind, sizeof(f->kind));
+		f->prog_id = !strcmp(kind, "bpf") ? bpf_prog_id(nlh) : 0;
+	}
+	a->n++;
+	return 0;
+}
+
+int tc_filters(int ifindex, __u32 parent, struct tc_filter *f, int max,
+	       struct nlerr *e)
+{
+	struct filters_acc a = { .f = f, .max = max };
 	struct nlmsghdr *nlh;
 	struct nl nl;
-	int n = 0, rc;
+	int rc;
 
 	if (nl_open(&nl, e))
 		return -1;
 	nlh = tc_msg(nl.buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parent, 0);
-	rc = nl_talk(&nl, nlh, count_cb, &n, e, "listing filters");
+	rc = nl_talk(&nl, nlh, filters_cb, &a, e, "listing filters");
 	nl_close(&nl);
-	return rc ? rc : n;
+	return rc ? rc : a.n;
+}
+
+int tc_filter_count(int ifindex, __u32 parent, struct nlerr *e)
+{
+	return tc_filters(ifindex, parent, NULL, 0, e);
 }
 
 struct prefs_acc {

@@ -109,11 +109,23 @@ int qdisc_delete_root(int ifindex, __u32 handle, struct nlerr *e);
  * network namespace in a child process, so nothing here changes. */
 int qdisc_kind_supported(const char *kind);
 
-/* Number of filters on the qdisc or class parent of ifindex. */
+/* One filter as `tc filter add` made it. */
+struct tc_filter {
+	__u32 pref;
+	__u32 handle;
+	__u32 prog_id;			/* "bpf": the program's id, else 0 */
+	char kind[QDISC_KIND_LEN];	/* "bpf", "u32", "flower" ... */
+};
+
+/* The filters on the qdisc or class parent of ifindex, up to max of them
+ * into f; returns how many there are (may exceed max). */
+int tc_filters(int ifindex, __u32 parent, struct tc_filter *f, int max,
+	       struct nlerr *e);
+/* Just how many. */
 int tc_filter_count(int ifindex, __u32 parent, struct nlerr *e);
 
-/* The prefs (priorities) of the filters on parent, up to max of them;
- * returns how many filters there are (may exceed max). */
+/* The prefs (priorities) in use on parent, one per dump entry, up to max
+ * of them; returns how many entries there are (may exceed max). */
 int tc_filter_prefs(int ifindex, __u32 parent, __u32 *prefs, int max,
 		    struct nlerr *e);
 

@@ -387,6 +387,41 @@ test_unload_force_cleans_up() {
 	nothing_left
 }
 
+# ---- the pin directory removed by hand: unload --force finds htbctl's
+# filter by its program (named htb_egress, with htbctl's maps)
+
+orphan_filter() { load_a; rm -rf "$(pins)"; }
+has_our_filter() { in_snd tc filter show dev "$SND_IF" egress | grep -q htb_egress; }
+test_orphaned_filter_removed_by_unload_force() {
+	orphan_filter
+	ok h unload dev "$SND_IF" --force
+	grep -q "removed 1 filter of htbctl's that no pins named" "$tmp/out" || fail "$(oneline "$tmp/out")"
+	! has_our_filter || fail "the filter is still attached"
+}
+test_orphaned_filter_blocks_load() {
+	orphan_filter
+	refused "already runs htbctl's program (filter pref 1) without pins.*--force' removes it" \
+		h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+}
+# A program of someone else's at egress: edt_baseline, built beside htbctl's.
+other_bpf_filter() {
+	in_snd tc qdisc add dev "$SND_IF" clsact &&
+	in_snd tc filter add dev "$SND_IF" egress pref 1 bpf da obj "$OUT/edt_baseline.bpf.o" sec tc ||
+		fail "could not attach $OUT/edt_baseline.bpf.o"
+}
+test_orphan_removal_leaves_other_programs() {
+	other_bpf_filter
+	orphan_filter
+	h unload dev "$SND_IF" --force > "$tmp/out" 2>&1
+	in_snd tc filter show dev "$SND_IF" egress > "$tmp/filters"
+	grep -q edt_ "$tmp/filters" && ! grep -q htb_egress "$tmp/filters" ||
+		fail "filters: $(oneline "$tmp/filters")"
+}
+test_unload_force_of_nothing_refused() {
+	other_bpf_filter
+	refused "nothing to unload" h unload dev "$SND_IF" --force
+}
+
 # ---- a crash in the middle of load
 
 crash_load() {
@@ -457,6 +492,16 @@ test_htb_root_tree_restored_exactly() {
 	h unload dev "$SND_IF" > /dev/null 2>&1
 	unchanged_since "$tmp/s0"
 }
+# Someone put another root in place of htbctl's: unload leaves it, and
+# says so without also saying it restored the saved one.
+test_unload_force_says_only_what_it_did() {
+	load_over_htb
+	in_snd tc qdisc replace dev "$SND_IF" root handle 7: pfifo &&
+		in_snd tc qdisc del dev "$SND_IF" clsact || fail "could not replace the root"
+	h unload dev "$SND_IF" --force > "$tmp/out" 2>&1
+	grep -q "left in place" "$tmp/out" && ! grep -q "restored" "$tmp/out" ||
+		fail "$(oneline "$tmp/out")"
+}
 # a root tree with filters cannot be put back: refused
 test_root_with_filters_refused() {
 	htb_root_device
@@ -479,6 +524,17 @@ test_unload_next_to_foreign_filter() {
 	foreign_filter
 	load_a
 	ok h unload dev "$SND_IF"
+}
+# one filter is one, not the entries of its dump (u32: three)
+test_foreign_filter_counted_once() {
+	foreign_filter
+	load_a
+	grep -q "egress already has 1 filter;" "$tmp/load.out" || fail "$(oneline "$tmp/load.out")"
+}
+test_foreign_bpf_filter_counted_once() {
+	other_bpf_filter
+	load_a
+	grep -q "egress already has 1 filter;" "$tmp/load.out" || fail "$(oneline "$tmp/load.out")"
 }
 test_foreign_clsact_and_filter_left_in_place() {
 	foreign_filter
