@@ -80,17 +80,19 @@ static int say(char *why, size_t len, int err, const char *fmt, ...)
 }
 
 /* 0 if the directory open at fd (path in messages) is root's and nobody
- * else can write to it. */
+ * else can write to it. A process that runs htbctl with capabilities but
+ * not as root trusts its own directories too (root still only root's). */
 static int check_owner(int fd, const char *path, char *why, size_t len)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
 		return say(why, len, -errno, "%s: %s", path, strerror(errno));
-	if (st.st_uid != 0)
-		return say(why, len, -EPERM, "%s belongs to uid %u, not root, and htbctl "
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return say(why, len, -EPERM, "%s belongs to uid %u, not root%s, and htbctl "
 			   "keeps pins only where nobody else can change them: remove it "
-			   "(rm -r %s) and run htbctl again", path, (unsigned)st.st_uid, path);
+			   "(rm -r %s) and run htbctl again", path, (unsigned)st.st_uid,
+			   geteuid() ? " or this user" : "", path);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return say(why, len, -EPERM, "%s is writable by others (mode %04o), and "
 			   "htbctl keeps pins only where nobody else can change them: remove "

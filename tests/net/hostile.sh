@@ -181,6 +181,18 @@ test_failed_commands_leave_no_pin_root() {
 	[ ! -e /sys/fs/bpf/htbctl ] || fail "/sys/fs/bpf/htbctl was left behind"
 }
 
+# Not hostile: a service that runs htbctl with CAP_BPF and CAP_NET_ADMIN
+# but not as root trusts the pin root it made itself.
+capable_nobody() {
+	in_snd setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf,+net_admin,+perfmon \
+		--ambient-caps=+bpf,+net_admin,+perfmon "$HTBCTL" "$@"
+}
+test_capable_user_trusts_its_own_pin_root() {
+	ok capable_nobody load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+	ok capable_nobody show dev "$SND_IF" interval 0
+	ok capable_nobody unload dev "$SND_IF"
+}
+
 # ---- (c) a symlink where a device's pin directory would be
 
 test_symlink_of_nobody_not_followed() {
