@@ -114,6 +114,26 @@ test_nobody_cannot_take_the_lock() {
 	! nobody flock -n /sys/fs/bpf/htbctl true 2> /dev/null ||
 		fail "nobody locked /sys/fs/bpf/htbctl"
 }
+# Two loops of load and unload race for the lock, and unload removes the
+# pin root with the last device while the other waits on it: the waiter
+# must lock the new one, never pin into a removed directory.
+cycles() {	# n: load, unload n times; each says "loaded", "unloaded" or why not
+	local i
+	for ((i = 0; i < $1; i++)); do
+		h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc 2>&1 | grep -v "not enforced"
+		h unload dev "$SND_IF" 2>&1
+	done
+}
+test_lock_waiters_follow_a_removed_pin_root() {
+	cycles 20 > "$tmp/c1" &
+	cycles 20 > "$tmp/c2"
+	wait
+	cat "$tmp/c1" "$tmp/c2" | grep -v ": loaded\|: unloaded\|is already loaded\|nothing to unload" > "$tmp/odd"
+	[ ! -s "$tmp/odd" ] || fail "$(oneline "$tmp/odd")"
+	h unload dev "$SND_IF" > /dev/null 2>&1
+	nothing_left
+	[ ! -e /sys/fs/bpf/htbctl ] || fail "/sys/fs/bpf/htbctl is left"
+}
 # A root-owned pin root that others may read (an admin's chmod) is made
 # 0700 again: else anyone could open it and hold the lock.
 test_readable_pin_root_tightened() {
