@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The pin directory of a device, the meta map, stale-pin detection. */
+/* Device names, the pin directories htbctl trusts and its lock on them,
+ * the meta map, stale-pin detection (pins.h). */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
