@@ -16,16 +16,14 @@
 # One HTB qdisc holds the classes of one major, so tc runs only up to
 # N = 65279.
 #
-# Environment: OUTPUT (build dir, default build), BENCH_RUNS (repeats per
-# htbctl measurement, the median is reported; default 3), BENCH_TC_MAX (skip
-# tc above this many leaves; default and at most 65279: tc -batch of 65279
-# takes minutes), RESULTS (directory for a TSV copy of the table).
-set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+# Environment: OUTPUT (build dir, default build), HTBCTL (the binary,
+# default OUTPUT/htbctl), BENCH_RUNS (repeats per htbctl measurement, the
+# median is reported; default 3), BENCH_TC_MAX (skip tc above this many
+# leaves; default and at most 65279: tc -batch of 65279 takes minutes),
+# RESULTS (directory for a TSV copy of the table).
+. "$(dirname "$0")/../tests/lib/common.sh"
 . tests/lib/netns.sh
-OUT=${OUTPUT:-build}
-B=$top/$OUT/htbctl
+B=$HTBCTL
 RUNS=${BENCH_RUNS:-3}
 TC_MAX=${BENCH_TC_MAX:-65279}
 [ "$TC_MAX" -le 65279 ] || TC_MAX=65279
@@ -35,7 +33,7 @@ sizes=("$@")
 [ "$(id -u)" = 0 ] || { echo "bench-load: must run as root" >&2; exit 1; }
 [ -x "$B" ] || { echo "bench-load: $B not built (make OUTPUT=$OUT)" >&2; exit 1; }
 [ -x scripts/gen-config.sh ] || { echo "bench-load: scripts/gen-config.sh missing" >&2; exit 1; }
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+need_bpffs || { echo "bench-load: no bpffs at /sys/fs/bpf" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 chmod 755 "$tmp"

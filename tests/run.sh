@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Runs the test tiers and prints a summary per tier, then one closing line
 # "N passed, N failed, N skipped". Exit status 1 if anything failed.
-#   tests/run.sh [TIER...]   tiers: unit cli bpf net vm scenarios
-#                            (default: all of them)
+#   tests/run.sh [TIER [FILE[:CASE]]...]...
+#     tiers: unit cli bpf net vm scenarios (default: all of them); after a
+#     tier, the files of tests/TIER to run instead of all (FILE without .sh)
+#     and, for net and vm, single cases of a file:
+#       tests/run.sh net loader:reload_summary daemon vm loader_fq:unload
 #
 # unit: Criterion suites in build/tests/unit (no privileges needed)
 # cli:  tests/cli/*.sh, htbctl driven as a user would (no privileges)
@@ -10,20 +13,69 @@
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
 # scenarios: tests/scenarios/*.sh, the shaping scenarios beside kernel HTB
-#       with real traffic, in the VM (about 12 minutes); ends with the
+#       with real traffic, in the VM (about 13 minutes); ends with the
 #       summary table (scripts/scenario-summary.sh).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
-# "SKIP name: why". A tier that cannot run here says SKIP with the reason;
-# with CI=true a skipped tier counts as a failure, since CI must not depend
-# on a skip.
+# "SKIP name: why". The net and vm files hold only their cases, which
+# tests/lib/runner.sh runs, each on a fresh veth pair (see there; `bash
+# tests/net/FILE.sh [CASE...]` runs a file by itself, as root). A tier that
+# cannot run here says SKIP with the reason; with CI=true a skip (of a tier
+# or of a case) counts as a failure, since CI must not depend on a skip.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 OUT=${OUTPUT:-build}
 export HTBCTL=${HTBCTL:-$top/$OUT/htbctl}
-tiers=("$@")
+all_tiers=" unit cli bpf net vm scenarios "
+
+# The arguments: tiers, each followed by what of it to run (picks[TIER]).
+tiers=()
+declare -A picks
+for a; do
+	if [[ $all_tiers == *" $a "* ]]; then
+		tiers+=("$a")
+	elif [ ${#tiers[@]} = 0 ]; then
+		echo "unknown tier '$a'" >&2
+		exit 2
+	else
+		picks[${tiers[-1]}]+=" $a"
+	fi
+done
 [ ${#tiers[@]} -gt 0 ] || tiers=(unit cli bpf net vm scenarios)
+# scripts_of TIER: "FILE [CASE...]" lines, one a script of tests/TIER to
+# run: every script, or the ones picked; exits 2 on a pick that names no
+# script, or a case where the tier has none by name.
+scripts_of() {
+	local p s cases
+	declare -A want=()
+	for p in ${picks[$1]:-}; do
+		s=tests/$1/${p%%:*}.sh
+		[ -f "$s" ] || { echo "run.sh: no $s (from '$p')" >&2; exit 2; }
+		if [[ $p != *:* ]]; then
+			want[$s]=all
+		elif [ "$1" != net ] && [ "$1" != vm ]; then
+			echo "run.sh: '$p': only the net and vm tiers run single cases" >&2
+			exit 2
+		elif [ "${want[$s]:-}" != all ]; then
+			want[$s]+=" ${p#*:}"
+		fi
+	done
+	for s in tests/"$1"/*.sh; do
+		[ -f "$s" ] || continue
+		if [ -z "${picks[$1]:-}" ] || [ "${want[$s]:-}" = all ]; then
+			echo "$s"
+		elif [ -n "${want[$s]:-}" ]; then
+			echo "$s${want[$s]}"
+		fi
+	done
+}
+for tier in "${!picks[@]}"; do
+	case $tier in
+	unit|bpf) echo "run.sh: tier $tier runs whole (Criterion suites):${picks[$tier]}" >&2; exit 2 ;;
+	*) scripts_of "$tier" > /dev/null || exit 2 ;;
+	esac
+done
 
 total_pass=0 total_fail=0 total_skip=0
 summary=()
@@ -94,8 +146,9 @@ for tier in "${tiers[@]}"; do
 			[ -x "$b" ] && run_criterion "$b"
 		done ;;
 	cli)
-		for s in tests/cli/*.sh; do
-			[ -f "$s" ] && run_script bash "$s"
+		mapfile -t runs < <(scripts_of cli)
+		for s in "${runs[@]}"; do
+			run_script bash $s
 		done ;;
 	bpf)
 		if [ "$(id -u)" != 0 ]; then
@@ -109,12 +162,12 @@ for tier in "${tiers[@]}"; do
 		if [ "$(id -u)" != 0 ]; then
 			tier_skip "needs root for network namespaces"
 		else
-			for s in tests/net/*.sh; do
-				[ -f "$s" ] && run_script bash "$s"
+			mapfile -t runs < <(scripts_of net)
+			for s in "${runs[@]}"; do
+				run_script bash $s
 			done
 		fi ;;
 	vm|scenarios)
-		dir=tests/$tier
 		if [ "$(id -u)" != 0 ]; then
 			tier_skip "needs root to boot the VM"
 		elif ! command -v qemu-system-x86_64 >/dev/null; then
@@ -127,8 +180,9 @@ for tier in "${tiers[@]}"; do
 			results=${RESULTS:-$OUT/results}
 			mkdir -p "$results"
 			[ "$tier" = scenarios ] && : > "$results/summary.tsv"
-			for s in "$dir"/*.sh; do
-				[ -f "$s" ] && RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
+			mapfile -t runs < <(scripts_of "$tier")
+			for s in "${runs[@]}"; do
+				RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
 					run_script scripts/vm.sh run "bash $s"
 			done
 			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"

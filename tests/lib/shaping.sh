@@ -1,13 +1,44 @@
-# Shared by the scenario tests: shape the sender's veth with htbctl or with
-# kernel HTB configured to the same tree, run iperf3 flows across the pair
-# and read the receiver's goodput. Source tests/lib/netns.sh first.
+# Shared by the scenario tests (and scripts/demo.sh): shape the sender's
+# veth with htbctl or with kernel HTB configured to the same tree, run
+# iperf3 flows across the pair and read the receiver's goodput. A scenario
+# script starts with
+#     . "$(dirname "$0")/../lib/shaping.sh"
+#     scenario_begin NAME PAIR[:TXQUEUES]...
+# and prints "PASS/FAIL NAME: ..." lines itself (pass, fail: unlike a case
+# of tests/lib/runner.sh, a failed row does not end the scenario).
 #
 # The kernel HTB side is built from `htbctl -j check` output, so both
 # shapers get exactly the same resolved tree (rates, bursts, quanta, prio).
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+declare -F topo_up > /dev/null || . tests/lib/netns.sh
 
-HTBCTL=${HTBCTL:-build/htbctl}
 RESULTS=${RESULTS:-build/results}
 mkdir -p "$RESULTS"
+
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+
+# scenario_begin NAME PAIR[:TXQUEUES]...: sets SCENARIO=NAME, brings up
+# the veth pairs (one TX queue unless said), $work (a directory removed on
+# exit), $conf (a config path in it) and $tsv (NAME's plot data, emptied).
+scenario_begin() {
+	local p q
+	SCENARIO=$1
+	shift
+	work=$(mktemp -d)
+	conf=$work/conf.ini tsv=$RESULTS/$SCENARIO.tsv
+	trap scenario_end EXIT
+	for p; do
+		q=1
+		[[ $p == *:* ]] && q=${p#*:}
+		topo_up "${p%%:*}" "$q" || { fail "$SCENARIO setup"; exit 1; }
+	done
+	: > "$tsv"
+}
+scenario_end() {
+	topo_down
+	rm -rf "$work"
+}
 
 # UDP senders get a socket buffer larger than either shaper's queue
 # (htbctl's 100 ms limit, HTB's 1000 packets), so an overloaded class stays
@@ -102,39 +133,26 @@ unshape_with() {	# htbctl|kernel_htb
 	if [ "$1" = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
 }
 
+# each_shaper CONFIG FUNC: htbctl, then kernel HTB, each set up from
+# CONFIG, then `FUNC SHAPER`, then removed. Returns 1 if a shaper could not
+# be set up (its FAIL line says which); the other still runs.
+each_shaper() {
+	local shaper rc=0
+	for shaper in htbctl kernel_htb; do
+		shape_with $shaper "$1" || { rc=1; continue; }
+		"$2" $shaper
+		unshape_with $shaper
+	done
+	return $rc
+}
+
+# plot_row LABEL EXPECTED HTBCTL HTB: one row of the scenario's $tsv
+# (plot_bars reads it).
+plot_row() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$tsv"; }
+
 # A progress line with the guest's wall clock: a run that hangs shows
 # where it stopped, and the times show where the suite's minutes go.
 step() { printf '[%(%T)T] %s\n' -1 "$*"; }
-
-# iperf_server LIFETIME PORT [iperf3 options]: a one-off iperf3 server in
-# the receiver namespace, run in the foreground (callers background it),
-# that is killed after LIFETIME seconds whatever happens: a server whose
-# client never came would otherwise wait for ever.
-iperf_server() {
-	local life=$1 port=$2; shift 2
-	in_rcv timeout -k 2 "$life" iperf3 -s -1 -p "$port" "$@"
-}
-
-# iperf_client LIFETIME iperf3 options: the same bound for a client (its
-# control connection must open within 5 s).
-iperf_client() {
-	local life=$1; shift
-	in_snd timeout -k 2 "$life" iperf3 --connect-timeout 5000 "$@"
-}
-
-# await_listen PORT...: returns once the receiver listens on every TCP
-# port, 1 after 10 s. A server takes a while to start under emulation and
-# a client that comes first is refused.
-await_listen() {
-	local p i
-	for p; do
-		for ((i = 0; i < 50; i++)); do
-			[ -n "$(in_rcv ss -Htln "sport = :$p")" ] && break
-			sleep 0.2
-		done
-		[ $i -lt 50 ] || { echo "no listener on port $p after 10 s" >&2; return 1; }
-	done
-}
 
 # run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len[:parallel]"
 # (rate as iperf3 -b takes it, 0 = unlimited TCP; len = UDP datagram size
@@ -200,7 +218,6 @@ percentiles() {
 # Relative error of measured against expected, in percent (signed).
 rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
 within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
-mbit() { awk -v b="$1" 'BEGIN { printf "%.2f", b / 1e6 }'; }
 
 # compare_shapers CONFIG SECONDS FLOW... ->
 # "port htbctl_bps htb_bps htbctl_retransmits htb_retransmits" lines.

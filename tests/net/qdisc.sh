@@ -3,93 +3,86 @@
 # install another root in its place (mq + one per TX queue on a multi-queue
 # veth), restore, and compare `tc` output before and after. This kernel has
 # no sch_fq, so pfifo stands in for fq (tests/vm/loader_fq.sh does fq).
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-. tests/lib/netns.sh
-OUT=${OUTPUT:-build}
-tmp=$(mktemp -d)
-trap 'topo_down; rm -rf "$tmp"' EXIT
+# The helper that drives src/qdisc.c is built once, by setup_file.
 
-helper=$tmp/qdisc_helper
-if [ ! -f "$OUT/libhtbctl.a" ]; then
-	skip "qdisc: $OUT/libhtbctl.a not built (make OUTPUT=$OUT)"
-	exit 0
-fi
-if ! cc -O2 -g -Iinclude -Isrc tests/net/qdisc_helper.c "$OUT/libhtbctl.a" \
-	$(pkg-config --libs libbpf libmnl json-c inih) -lelf -lz -o "$helper" 2>"$tmp/cc.log"; then
-	fail "qdisc: helper does not build: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
-	exit 1
-fi
+setup_file() {
+	[ -f "$OUT/libhtbctl.a" ] || skip "$OUT/libhtbctl.a not built (make OUTPUT=$OUT)"
+	cc -O2 -g -Isrc -Iinclude tests/net/qdisc_helper.c "$OUT/libhtbctl.a" \
+		$(pkg-config --libs libbpf libmnl json-c inih) -lelf -lz -o "$file_tmp/qdisc_helper" \
+		2> "$tmp/cc.log" || fail "the helper does not build: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
+}
+helper() { "$file_tmp/qdisc_helper" "$@"; }
 
 # probe answers without changing anything here
-r=$("$helper" probe clsact); [ "$r" = yes ] && pass "probe clsact" || fail "probe clsact: $r"
-r=$("$helper" probe htb); [ "$r" = yes ] && pass "probe htb" || fail "probe htb: $r"
-r=$("$helper" probe nosuchqdisc); [ "$r" = no ] && pass "probe unknown kind" || fail "probe unknown kind: $r"
-r=$("$helper" probe fq)
-case $r in yes|no) pass "probe fq ($r)" ;; *) fail "probe fq: $r" ;; esac
-
-snap() {	# file: every qdisc and class of the sender's device, stats left out
-	{ in_snd tc qdisc show dev "$SND_IF"; in_snd tc -d class show dev "$SND_IF"; } |
-		sed "s/direct_packets_stat [0-9]*//" >"$1"
+probe_says() {	# kind answer
+	local r
+	r=$(helper probe "$1")
+	[ "$r" = "$2" ] || fail "probe $1: $r"
+}
+test_probe_clsact() { probe_says clsact yes; }
+test_probe_htb() { probe_says htb yes; }
+test_probe_unknown_kind() { probe_says nosuchqdisc no; }
+test_probe_fq() {
+	local r
+	r=$(helper probe fq)
+	case $r in yes|no) note "$r" ;; *) fail "probe fq: $r" ;; esac
 }
 
-cycle() {	# name txqueues setup-commands...
-	local name=$1 q=$2; shift 2
-	topo_up hq "$q" || { fail "$name: topology"; return; }
-	local cmd
-	for cmd in "$@"; do
-		in_snd sh -c "$cmd" || { fail "$name: setup '$cmd'"; topo_down; return; }
+# cycle TXQUEUES [SETUP...]: each SETUP a tc command run in the sender's
+# namespace with $DEV its device; then save, install pfifo (or mq with a
+# pfifo per queue), restore, and the tree must be as before.
+cycle() {
+	local q=$1 cmd
+	shift
+	[ "$q" = 1 ] || fresh_topo "$q"
+	for cmd; do
+		in_snd env DEV="$SND_IF" sh -c "$cmd" || fail "setup '$cmd'"
 	done
 	snap "$tmp/before"
-	if ! in_snd "$helper" cycle "$SND_IF" pfifo >"$tmp/out" 2>&1; then
-		fail "$name: $(tr '\n' ' ' <"$tmp/out")"
-		topo_down; return
+	in_snd "$file_tmp/qdisc_helper" cycle "$SND_IF" pfifo > "$tmp/out" 2>&1 || fail "$(oneline "$tmp/out")"
+	if [ "$q" -gt 1 ]; then
+		[ "$(grep -c '^qdisc pfifo .*parent 4854:' "$tmp/out")" = "$q" ] ||
+			fail "expected mq with $q pfifo children: $(oneline "$tmp/out")"
+	else
+		grep -q '^qdisc pfifo 4854: root' "$tmp/out" || fail "expected pfifo 4854: as root: $(oneline "$tmp/out")"
 	fi
 	snap "$tmp/after"
-	if ! diff -u "$tmp/before" "$tmp/after" >"$tmp/diff"; then
-		fail "$name: tree differs after restore: $(tr '\n' ' ' <"$tmp/diff" | cut -c1-400)"
-	elif [ "$q" -gt 1 ] && [ "$(grep -c '^qdisc pfifo .*parent 4854:' "$tmp/out")" != "$q" ]; then
-		fail "$name: expected mq with $q pfifo children: $(tr '\n' ' ' <"$tmp/out")"
-	elif [ "$q" = 1 ] && ! grep -q '^qdisc pfifo 4854: root' "$tmp/out"; then
-		fail "$name: expected pfifo 4854: as root: $(tr '\n' ' ' <"$tmp/out")"
-	else
-		pass "$name"
-	fi
-	topo_down
+	diff -u "$tmp/before" "$tmp/after" > "$tmp/diff" || fail "tree differs after restore: $(oneline "$tmp/diff")"
 }
 
-cycle "restore default root (noqueue)" 1
-cycle "restore default root, 4 tx queues (mq in between)" 4
-cycle "restore tbf root" 1 \
-	"tc qdisc add dev $SND_IF root handle 5: tbf rate 10mbit burst 20k latency 40ms"
-htb_tree=(
-	"tc qdisc add dev $SND_IF root handle 1: htb default 10 r2q 5"
-	"tc class add dev $SND_IF parent 1: classid 1:1 htb rate 10mbit burst 30k"
-	"tc class add dev $SND_IF parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit prio 3"
-	"tc class add dev $SND_IF parent 1:1 classid 1:20 htb rate 5mbit quantum 3000"
-	"tc class add dev $SND_IF parent 1: classid 1:2 htb rate 20gbit"
-	"tc qdisc add dev $SND_IF parent 1:20 handle 20: tbf rate 1mbit burst 10k latency 50ms"
-	"tc qdisc add dev $SND_IF parent 1:10 handle 10: htb"
-	"tc class add dev $SND_IF parent 10: classid 10:5 htb rate 1mbit"
-	"tc qdisc add dev $SND_IF parent 10:5 handle 30: pfifo limit 77"
+HTB_TREE=(
+	'tc qdisc add dev $DEV root handle 1: htb default 10 r2q 5'
+	'tc class add dev $DEV parent 1: classid 1:1 htb rate 10mbit burst 30k'
+	'tc class add dev $DEV parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit prio 3'
+	'tc class add dev $DEV parent 1:1 classid 1:20 htb rate 5mbit quantum 3000'
+	'tc class add dev $DEV parent 1: classid 1:2 htb rate 20gbit'
+	'tc qdisc add dev $DEV parent 1:20 handle 20: tbf rate 1mbit burst 10k latency 50ms'
+	'tc qdisc add dev $DEV parent 1:10 handle 10: htb'
+	'tc class add dev $DEV parent 10: classid 10:5 htb rate 1mbit'
+	'tc qdisc add dev $DEV parent 10:5 handle 30: pfifo limit 77'
 )
-cycle "restore htb tree (nested htb, tbf, pfifo, 64-bit rate)" 1 "${htb_tree[@]}"
-cycle "restore htb tree, 4 tx queues" 4 "${htb_tree[@]}"
-cycle "restore mq root with non-default children" 4 \
-	"tc qdisc add dev $SND_IF root handle 7: mq" \
-	"tc qdisc add dev $SND_IF parent 7:2 handle 72: pfifo limit 55" \
-	"tc qdisc add dev $SND_IF parent 7:4 handle 74: tbf rate 1mbit burst 10k latency 10ms"
+test_restore_default_root() { cycle 1; }
+test_restore_default_root_4_queues() { cycle 4; }
+test_restore_tbf_root() {
+	cycle 1 'tc qdisc add dev $DEV root handle 5: tbf rate 10mbit burst 20k latency 40ms'
+}
+# nested htb, tbf, pfifo, 64-bit rate
+test_restore_htb_tree() { cycle 1 "${HTB_TREE[@]}"; }
+test_restore_htb_tree_4_queues() { cycle 4 "${HTB_TREE[@]}"; }
+test_restore_mq_root_with_other_children() {
+	cycle 4 'tc qdisc add dev $DEV root handle 7: mq' \
+		'tc qdisc add dev $DEV parent 7:2 handle 72: pfifo limit 55' \
+		'tc qdisc add dev $DEV parent 7:4 handle 74: tbf rate 1mbit burst 10k latency 10ms'
+}
 
 # A tree with filters cannot be put back faithfully: save says so.
-topo_up hq 1
-in_snd tc qdisc add dev "$SND_IF" root handle 1: htb default 10
-in_snd tc class add dev "$SND_IF" parent 1: classid 1:10 htb rate 1mbit
-in_snd tc filter add dev "$SND_IF" parent 1: protocol ip u32 match ip dst 198.18.0.2 flowid 1:10
-out=$(in_snd "$helper" save "$SND_IF" 2>&1)
-case $out in
-*"unrestorable: tc filters"*) pass "tree with filters is reported unrestorable" ;;
-*) fail "tree with filters is reported unrestorable: $out" ;;
-esac
-topo_down
-exit 0
+test_tree_with_filters_unrestorable() {
+	local out
+	in_snd tc qdisc add dev "$SND_IF" root handle 1: htb default 10
+	in_snd tc class add dev "$SND_IF" parent 1: classid 1:10 htb rate 1mbit
+	in_snd tc filter add dev "$SND_IF" parent 1: protocol ip u32 match ip dst "$RCV_IP4" flowid 1:10
+	out=$(in_snd "$file_tmp/qdisc_helper" save "$SND_IF" 2>&1)
+	[[ $out == *"unrestorable: tc filters"* ]] || fail "$out"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"

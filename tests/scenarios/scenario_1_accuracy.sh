@@ -3,17 +3,8 @@
 # UDP 64 and 400 bytes at 5 Mbit/s; 400, 1000, 1472 at 20 Mbit/s; TCP bulk
 # at 100 Mbit/s. Pass: htbctl within 2% of the expected goodput
 # R * L / (L + 42) for UDP, R * 1448 / 1514 for TCP (timestamps on).
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-SCENARIO=scenario1
-trap 'topo_down; rm -f "$conf"' EXIT
-topo_up s1 || { fail "scenario1 setup"; exit 1; }
-
-conf=$(mktemp --suffix=.ini)
-tsv=$RESULTS/scenario1.tsv
-: > "$tsv"
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario1 s1
 ok=1
 # One tree per case, all in one config (side_by_side_trees), the leaf at
 # the case's rate; the cases run one after another. One load per shaper (a
@@ -26,9 +17,8 @@ for c in $CASES; do
 	echo "${r}mbit ${r}mbit - $proto"
 done | side_by_side_trees > "$conf"
 declare -A got
-for shaper in htbctl kernel_htb; do
-	shape_with $shaper "$conf" || { ok=0; continue; }
-	n=0
+measure() {	# shaper: every case in turn, into got[SHAPER.LABEL]
+	local n=0 c label r proto len win o flow
 	for c in $CASES; do
 		IFS=: read -r label r proto len <<<"$c"
 		n=$((n + 1))
@@ -48,11 +38,11 @@ for shaper in htbctl kernel_htb; do
 		else
 			flow="$((5200 + n)):tcp:0:128K"
 		fi
-		read -r _ got[$shaper.$label] _ <<<"$(UDP_WINDOW=$win run_flows 4 "$flow")"
-		step "$shaper $label: $(mbit "${got[$shaper.$label]}") Mbit/s"
+		read -r _ got[$1.$label] _ <<<"$(UDP_WINDOW=$win run_flows 4 "$flow")"
+		step "$1 $label: $(mbit "${got[$1.$label]}") Mbit/s"
 	done
-	unshape_with $shaper
-done
+}
+each_shaper "$conf" measure || ok=0
 
 printf '%-14s %10s %10s %10s %8s\n' case expected htbctl htb err%
 for c in $CASES; do
@@ -64,7 +54,7 @@ for c in $CASES; do
 	fi
 	a=${got[htbctl.$label]:-0} h=${got[kernel_htb.$label]:-0}
 	printf '%-14s %10s %10s %10s %8s\n' "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$(rel_err $a $exp)"
-	printf '%s\t%s\t%s\t%s\n' "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" >> "$tsv"
+	plot_row "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)"
 	if within "$a" "$exp" 2; then
 		v=PASS
 	else

@@ -12,40 +12,30 @@
 # tc: seconds each under emulation).
 # Pass: htbctl's achieved rate is monotonic in the ceil and within 2% of
 # R * L / (L + 42) at every point.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-SCENARIO=scenario2
-trap 'topo_down; rm -f "$conf"' EXIT
-topo_up s2 || { fail "scenario2 setup"; exit 1; }
-
-conf=$(mktemp --suffix=.ini)
-tsv=$RESULTS/scenario2.tsv
-: > "$tsv"
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario2 s2
 L=1000 ok=1 prev=0
 CEILS="9400 9425 10000 11425 12300 13325 16000 17775 20000 22850"
 for c in $CEILS; do
 	echo "${c}kbit 1mbit ${c}kbit udp"
 done | side_by_side_trees > "$conf"
 declare -A got
-for shaper in htbctl kernel_htb; do
-	shape_with $shaper "$conf" || { ok=0; continue; }
-	n=0
+measure() {	# shaper: every ceil in turn, into got[SHAPER.CEIL]
+	local n=0 c
 	for c in $CEILS; do
 		n=$((n + 1))
-		read -r _ got[$shaper.$c] _ <<<"$(run_flows 4 "$((5200 + n)):udp:$((c * 1200 * L / (L + 42) / 1000))K:$L")"
-		step "$shaper ceil ${c}K: $(mbit "${got[$shaper.$c]}") Mbit/s"
+		read -r _ got[$1.$c] _ <<<"$(run_flows 4 "$((5200 + n)):udp:$((c * 1200 * L / (L + 42) / 1000))K:$L")"
+		step "$1 ceil ${c}K: $(mbit "${got[$1.$c]}") Mbit/s"
 	done
-	unshape_with $shaper
-done
+}
+each_shaper "$conf" measure || ok=0
 
 printf '%-10s %10s %10s %10s %8s\n' ceil expected htbctl htb err%
 for c in $CEILS; do
 	a=${got[htbctl.$c]:-0} h=${got[kernel_htb.$c]:-0}
 	exp=$(awk -v r="${c}e3" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }')
 	printf '%-10s %10s %10s %10s %8s\n' "${c}K" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$(rel_err $a $exp)"
-	printf '%s\t%s\t%s\t%s\n' "${c}K" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" >> "$tsv"
+	plot_row "${c}K" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)"
 	v=PASS
 	if ! within "$a" "$exp" 2; then
 		v=FAIL; ok=0; fail "scenario2 ceil ${c}kbit: $(mbit $a) Mbit/s, expected $(mbit $exp) +-2%"

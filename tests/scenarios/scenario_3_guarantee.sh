@@ -5,21 +5,15 @@
 # 1400-byte UDP (more load makes the emulated VM's senders CPU-bound).
 # Pass: every class >= 98% of its rate's goodput, B <= 102% of its ceil,
 # the parent's total within 2% of its rate.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-trap topo_down EXIT
-topo_up s3 "${TXQ:-1}" || { fail "scenario3 setup"; exit 1; }
-
-name=${SCENARIO_NAME:-scenario3}
+. "$(dirname "$0")/../lib/shaping.sh"
+# scenario 7 runs this one again on 4 TX queues, under its own name
+scenario_begin "${SCENARIO_NAME:-scenario3}" "s3:${TXQ:-1}"
+name=$SCENARIO
 conf=configs/seed003.ini
 L=1400
 good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
 
 out=$(compare_shapers "$conf" 6 10194:udp:15M:$L 10196:udp:4M:$L 10197:udp:15M:$L)
-tsv=$RESULTS/$name.tsv
-: > "$tsv"
 printf '%-6s %-12s %10s %10s %10s %8s\n' class rate/ceil expected htbctl htb err%
 total=0 htotal=0 ok=1
 while read -r port a h _; do
@@ -32,7 +26,7 @@ while read -r port a h _; do
 	err=$(rel_err "$a" "$exp")
 	printf '%-6s %-12s %10s %10s %10s %8s\n' $cls "$(mbit $rate)/$(mbit $ceil)" \
 		"$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$err"
-	printf '%s\t%s\t%s\t%s\n' "$cls" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" >> "$tsv"
+	plot_row "$cls" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)"
 	total=$(awk -v t=$total -v a=$a 'BEGIN { print t + a }')
 	htotal=$(awk -v t=$htotal -v a=$h 'BEGIN { print t + a }')
 	if awk -v a="$a" -v e="$exp" 'BEGIN { exit !(a >= 0.98 * e) }'; then

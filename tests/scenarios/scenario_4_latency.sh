@@ -22,36 +22,19 @@
 # Pass: in its own class htbctl's network RTT p99 is at most 1 ms above
 # HTB's and no request is lost. The in-class numbers are reported as they
 # are (how much of a FIFO a class is).
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-trap 'topo_down; rm -rf "$own" "$inclass" "$dir"' EXIT
-topo_up s4c && topo_up s4k || { fail "scenario4 setup"; exit 1; }
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario4 s4c s4k
 
-own=$(mktemp --suffix=.ini) inclass=$(mktemp --suffix=.ini) dir=$(mktemp -d)
-write_conf() {	# file ping_match_line
-	cat > "$1" <<INI
-[device]
-default = 1:20
-[class 1:1]
-rate = 20mbit
-[class 1:10]
-parent = 1:1
-rate = 5mbit
-ceil = 20mbit
-prio = 0
-$2
-[class 1:20]
-parent = 1:1
-rate = 15mbit
-ceil = 20mbit
-prio = 1
-match = tcp dport 5201
-INI
+own=$work/own.ini inclass=$work/inclass.ini dir=$work/pings
+mkdir "$dir"
+write_conf() {	# file [ping's match=...]
+	{ ini device default=1:20
+	  ini 'class 1:1' rate=20mbit
+	  ini 'class 1:10' parent=1:1 rate=5mbit ceil=20mbit prio=0 ${2:+"$2"}
+	  ini 'class 1:20' parent=1:1 rate=15mbit ceil=20mbit prio=1 'match=tcp dport 5201'; } > "$1"
 }
-write_conf "$own" "match = mark 0x10"
-write_conf "$inclass" ""
+write_conf "$own" "match=mark 0x10"
+write_conf "$inclass"
 
 PINGS=1600 GAP_US=5000
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
@@ -96,8 +79,6 @@ pings_side_by_side() {	# config
 }
 
 ok=1
-tsv=$RESULTS/scenario4.tsv
-: > "$tsv"
 row() { printf '%-10s %-8s %9s %9s %9s %9s %9s %9s %5s\n' "$@"; }
 row placement shaper net_p50 net_p99 net_max ping_p50 ping_p99 ping_max lost
 for place in own inclass; do
@@ -115,8 +96,8 @@ for place in own inclass; do
 	cp "$dir/htb.ping" "$RESULTS/scenario4.$place.htb.ping"
 	row "$place" htbctl "$a50" "$a99" "$amax" "$p50" "$p99" "$pmax" "$al"
 	row "$place" htb "$h50" "$h99" "$hmax" "$q50" "$q99" "$qmax" "$hl"
-	printf '%s\t%s\t%s\t%s\n' "$place network RTT p99" "-" "$a99" "$h99" >> "$tsv"
-	printf '%s\t%s\t%s\t%s\n' "$place ping RTT p99" "-" "$p99" "$q99" >> "$tsv"
+	plot_row "$place network RTT p99" "-" "$a99" "$h99"
+	plot_row "$place ping RTT p99" "-" "$p99" "$q99"
 	if [ "$place" = own ]; then
 		if awk -v a="$a99" -v h="$h99" -v l="$al" 'BEGIN { exit !(a != "nan" && a <= h + 1 && l == 0) }'; then
 			v=PASS

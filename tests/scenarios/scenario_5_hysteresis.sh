@@ -34,41 +34,17 @@
 #
 # Pass: htbctl with hysteresis off keeps the shaper's VoIP jitter p99
 # under 2 ms and loses no VoIP packet.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-conf=$(mktemp --suffix=.ini)
-dir=$(mktemp -d)
-trap 'topo_down; rm -rf "$conf" "$dir"' EXIT
-for p in s5i s5n s5c s5k; do
-	topo_up $p || { fail "scenario5 setup"; exit 1; }
-done
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario5 s5i s5n s5c s5k
+dir=$work
 
-cat > "$conf" <<INI
-[device]
-default = 1:20
-[class 1:1]
-rate = 512kbit
-burst = 3000
-cburst = 3000
-[class 1:10]
-parent = 1:1
-rate = 128kbit
-ceil = 512kbit
-burst = 3000
-cburst = 3000
-prio = 0
-match = mark 0x10
-[class 1:20]
-parent = 1:1
-rate = 384kbit
-ceil = 512kbit
-burst = 3000
-cburst = 3000
-prio = 1
-match = udp dport 7001
-INI
+# small bursts, as on an ADSL line
+small=(burst=3000 cburst=3000)
+{ ini device default=1:20
+  ini 'class 1:1' rate=512kbit "${small[@]}"
+  ini 'class 1:10' parent=1:1 rate=128kbit ceil=512kbit "${small[@]}" prio=0 'match=mark 0x10'
+  ini 'class 1:20' parent=1:1 rate=384kbit ceil=512kbit "${small[@]}" prio=1 'match=udp dport 7001'
+} > "$conf"
 
 VOIPS=1000		# 20 s of VoIP
 LEAD_S=2		# the bulk stream starts this much earlier
@@ -153,8 +129,6 @@ round() {	# PAIR:LABEL...
 }
 
 ok=1
-tsv=$RESULTS/scenario5.tsv
-: > "$tsv"
 row() { printf '%-8s %-5s %-5s %10s %10s %10s %10s %6s %12s\n' "$@"; }
 step "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 row shaper hyst bulk shaper_p99 shaper_max e2e_p99 e2e_max lost burst10ms_B
@@ -202,8 +176,8 @@ for h in off on; do
 	read -r kj kjm ke kem kl kb <<<"$(res htb-hyst-$h)"
 	row htbctl $h yes "$j" "$jm" "$e" "$em" "$l" "$b"
 	row htb $h yes "$kj" "$kjm" "$ke" "$kem" "$kl" "$kb"
-	printf '%s\t%s\t%s\t%s\n' "shaper jitter p99, hyst $h" "-" "$j" "$kj" >> "$tsv"
-	printf '%s\t%s\t%s\t%s\n' "end-to-end jitter p99, hyst $h" "-" "$e" "$ke" >> "$tsv"
+	plot_row "shaper jitter p99, hyst $h" "-" "$j" "$kj"
+	plot_row "end-to-end jitter p99, hyst $h" "-" "$e" "$ke"
 	if [ $h = off ]; then
 		if awk -v j="$j" -v l="$l" 'BEGIN { exit !(j != "-" && j >= 0 && j < 2 && l == 0) }'; then
 			v=PASS

@@ -2,46 +2,30 @@
 # Scenario 6: TCP through one 100 Mbit/s class, 1 and 8 parallel flows.
 # Pass: goodput within 3% of R * 1448 / 1514 (MSS 1448 with timestamps in
 # 1514-byte frames); retransmissions are reported as they are.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-SCENARIO=scenario6
-trap 'topo_down; rm -f "$conf"' EXIT
-topo_up s6 || { fail "scenario6 setup"; exit 1; }
-
-conf=$(mktemp --suffix=.ini)
-cat > "$conf" <<INI
-[device]
-default = 1:10
-[class 1:1]
-rate = 100mbit
-[class 1:10]
-parent = 1:1
-rate = 100mbit
-match = tcp dport 5201
-INI
-tsv=$RESULTS/scenario6.tsv
-: > "$tsv"
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario6 s6
+{ ini device default=1:10
+  ini 'class 1:1' rate=100mbit
+  ini 'class 1:10' parent=1:1 rate=100mbit 'match=tcp dport 5201'; } > "$conf"
 ok=1
 exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
 # One load per shaper for both runs (a load verifies the program again,
 # seconds under emulation).
 declare -A bps retr
-for shaper in htbctl kernel_htb; do
-	shape_with $shaper "$conf" || { ok=0; continue; }
+measure() {	# shaper: 1, then 8 flows, into bps and retr[SHAPER.FLOWS]
+	local n
 	for n in 1 8; do
-		read -r _ bps[$shaper.$n] retr[$shaper.$n] <<<"$(run_flows 6 "5201:tcp:0:128K:$n")"
-		step "$shaper, $n flows: $(mbit "${bps[$shaper.$n]}") Mbit/s, ${retr[$shaper.$n]} retransmits"
+		read -r _ bps[$1.$n] retr[$1.$n] <<<"$(run_flows 6 "5201:tcp:0:128K:$n")"
+		step "$1, $n flows: $(mbit "${bps[$1.$n]}") Mbit/s, ${retr[$1.$n]} retransmits"
 	done
-	unshape_with $shaper
-done
+}
+each_shaper "$conf" measure || ok=0
 printf '%-8s %10s %10s %10s %8s %12s\n' flows expected htbctl htb err% 'retr(h/k)'
 for n in 1 8; do
 	a=${bps[htbctl.$n]:-} h=${bps[kernel_htb.$n]:-} ar=${retr[htbctl.$n]:-} hr=${retr[kernel_htb.$n]:-}
 	printf '%-8s %10s %10s %10s %8s %12s\n' "$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" \
 		"$(rel_err ${a:-0} $exp)" "${ar:-?}/${hr:-?}"
-	printf '%s\t%s\t%s\t%s\n' "tcp x$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" >> "$tsv"
+	plot_row "tcp x$n" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})"
 	v=PASS
 	within "${a:-0}" "$exp" 3 || { v=FAIL; ok=0; fail "scenario6 $n flows: $(mbit ${a:-0}) Mbit/s, expected $(mbit $exp) +-3%"; }
 	summary_row scenario6 "tcp x$n (retr ${ar:-?}/${hr:-?})" "$(mbit $exp)" "$(mbit ${a:-0})" "$(mbit ${h:-0})" "3%" $v

@@ -2,12 +2,8 @@
 # Scenario 7: a veth with 4 TX queues. htbctl load must install mq with one
 # fq per TX queue, and scenario 3's guarantees must still hold: classes
 # share token state across CPUs and queues.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-trap topo_down EXIT
-topo_up s7q 4 || { fail "scenario7 setup"; exit 1; }
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario7 s7q:4
 if shape_htbctl configs/seed003.ini >/dev/null 2>&1; then
 	q=$(in_snd tc qdisc show dev "$SND_IF")
 	nfq=$(grep -c '^qdisc fq ' <<<"$q")
@@ -20,5 +16,5 @@ if shape_htbctl configs/seed003.ini >/dev/null 2>&1; then
 else
 	fail "scenario7: htbctl load on a 4-queue veth failed"
 fi
-topo_down
+scenario_end
 TXQ=4 SCENARIO_NAME=scenario7 exec bash tests/scenarios/scenario_3_guarantee.sh

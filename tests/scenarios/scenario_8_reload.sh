@@ -9,37 +9,19 @@
 # reload (the first 0.25 s may still carry up to `limit`, 100 ms, of
 # packets stamped at the old rate before the reload), and no whole second
 # of B or C dips below 97% of their goodput.
-set -u
-cd "$(dirname "$0")/../.."
-. tests/lib/netns.sh
-. tests/lib/shaping.sh
-SCENARIO=scenario8
-c1=$(mktemp --suffix=.ini) c2=$(mktemp --suffix=.ini) dir=$(mktemp -d)
-trap 'topo_down; rm -rf "$c1" "$c2" "$dir"' EXIT
-topo_up s8 || { fail "scenario8 setup"; exit 1; }
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario8 s8
+c1=$work/c1.ini c2=$work/c2.ini dir=$work
 
+# A (1:10), B, C on UDP ports 6001-6003; the rest to 1:13
 write_conf() {	# file rate_of_A
-	cat > "$1" <<INI
-[device]
-default = 1:13
-[class 1:1]
-rate = 20mbit
-[class 1:10]
-parent = 1:1
-rate = $2
-match = udp dport 6001
-[class 1:11]
-parent = 1:1
-rate = 5mbit
-match = udp dport 6002
-[class 1:12]
-parent = 1:1
-rate = 5mbit
-match = udp dport 6003
-[class 1:13]
-parent = 1:1
-rate = 1mbit
-INI
+	local rates=("$2" 5mbit 5mbit) i
+	{ ini device default=1:13
+	  ini 'class 1:1' rate=20mbit
+	  for i in 0 1 2; do
+		ini "class 1:1$i" parent=1:1 rate="${rates[i]}" "match=udp dport 600$((i + 1))"
+	  done
+	  ini 'class 1:13' parent=1:1 rate=1mbit; } > "$1"
 }
 write_conf "$c1" 5mbit
 write_conf "$c2" 10mbit
@@ -90,7 +72,6 @@ run_with() {	# htbctl|htb
 run_with htbctl || exit 1
 run_with htb || ok=0
 
-tsv=$RESULTS/scenario8.tsv
 printf 's from reload\tA (5 -> 10M)\tB (5M)\tC (5M)\tHTB A\tHTB B\tHTB C\n' > "$tsv"
 echo "receiver goodput (Mbit/s) per second from the change's end: htbctl | kernel HTB"
 for k in -4 -3 -2 -1 0 1 2 3; do

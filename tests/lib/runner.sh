@@ -1,0 +1,160 @@
+# The case runner of the net and vm tiers. A test file holds its cases,
+# shell functions named test_NAME, and sources this file as its last line:
+#     . "$(dirname "$0")/../lib/runner.sh"
+# Then `bash tests/net/FILE.sh [NAME...]` (root) runs every case in the
+# order of the file, or only the cases named; tests/run.sh net FILE:NAME
+# does the same. Each case runs in its own subshell, on its own:
+#   - a fresh veth pair between two namespaces (tests/lib/netns.sh, prefix
+#     ht: SND_IF, in_snd, RCV_IP4 ...; fresh_topo N for N TX queues);
+#   - a fresh directory $tmp (mode 755: a non-root htbctl reads its files);
+#   - the file's hooks, when it defines them: setup (after the pair is up)
+#     and teardown (before it goes; the runner then removes the pair, what
+#     runs in its namespaces and the pins of its device). setup_file runs
+#     once before the first case and leaves what the cases share (a built
+#     helper) in $file_tmp.
+# A case ends with `fail WHY` or `skip WHY`, or passes by returning 0 (a
+# case that returns non-zero otherwise fails); `note TEXT` adds TEXT to
+# its PASS line. Each case prints exactly one line, which tests/run.sh
+# counts: "PASS FILE:NAME", "FAIL FILE:NAME: why" (then the case's output,
+# indented) or "SKIP FILE:NAME: why". Exit status 1 if a case failed.
+#
+# Under the VM's emulation every process started costs about 0.3 s, so the
+# runner's own work per case is done with shell builtins where it can.
+. "${BASH_SOURCE[0]%/*}/common.sh"
+. tests/lib/netns.sh
+. tests/lib/htbctl.sh
+
+RUN_FILE=${0##*/}
+RUN_FILE=${RUN_FILE%.sh}
+RUN_PAIR=ht
+
+# fail WHY / skip WHY end the case (also from a function it calls); the
+# first reason given is the one reported. From inside $(...) only that
+# subshell ends, but the case is failed all the same.
+fail() { printf '%s\n' "$*" >> "$tmp/.fail"; exit 1; }
+skip() { printf '%s\n' "$*" >> "$tmp/.skip"; exit 0; }
+note() { printf '%s\n' "$*" >> "$tmp/.note"; }
+
+# One line of a file, for a reason: "a b c", at most 300 characters.
+oneline() { tr '\n' ' ' < "$1" | cut -c1-300; }
+
+# ok CMD...: CMD succeeds. Its output stays in $tmp/out.
+ok() {
+	local rc=0
+	"$@" > "$tmp/out" 2>&1 || rc=$?
+	[ $rc = 0 ] || fail "exit $rc: $(oneline "$tmp/out")"
+}
+
+# refused PATTERN CMD...: CMD exits 1 and says PATTERN.
+refused() {
+	local pat=$1 rc=0
+	shift
+	"$@" > "$tmp/out" 2>&1 || rc=$?
+	[ $rc = 1 ] && grep -q -- "$pat" "$tmp/out" ||
+		fail "exit $rc, wanted 1 and '$pat': $(oneline "$tmp/out")"
+}
+
+# fresh_topo TXQUEUES: the case's veth pair again, with that many queues.
+fresh_topo() {
+	topo_down
+	topo_up $RUN_PAIR "$1" || fail "no veth pair with $1 TX queues"
+}
+
+defined() { declare -F "$1" > /dev/null; }
+
+# The body of every case's subshell: the pair, the hooks, the case.
+case_body() {	# function
+	trap case_end EXIT
+	topo_up $RUN_PAIR || fail "no veth pair (ip netns, veth)"
+	if defined setup; then setup; fi
+	"$1"
+}
+case_end() {
+	local p pairs=$TOPO_ALL
+	if defined teardown; then teardown; fi
+	topo_down
+	for p in $pairs; do
+		[ ! -e "/sys/fs/bpf/htbctl/$p-s" ] || rm -rf "/sys/fs/bpf/htbctl/$p-s"
+	done
+	[ ! -d /sys/fs/bpf/htbctl ] || rmdir /sys/fs/bpf/htbctl 2> /dev/null
+	return 0
+}
+
+# attempt NAME FUNCTION...: runs FUNCTION in a subshell with a fresh
+# $tmp; sets outcome (PASS, FAIL or SKIP), why (the reason, or the notes)
+# and log (the subshell's output).
+attempt() {
+	local rc=0 notes=()
+	tmp=$file_tmp/$1
+	shift
+	mkdir -m 755 "$tmp" || exit 1
+	( "$@" ) > "$tmp/.log" 2>&1 < /dev/null || rc=$?
+	log=$(< "$tmp/.log")
+	if [ -s "$tmp/.fail" ]; then
+		outcome=FAIL
+		read -r why < "$tmp/.fail"
+	elif [ $rc != 0 ]; then
+		outcome=FAIL why="exit $rc without saying why"
+	elif [ -s "$tmp/.skip" ]; then
+		outcome=SKIP
+		read -r why < "$tmp/.skip"
+	else
+		[ ! -e "$tmp/.note" ] || mapfile -t notes < "$tmp/.note"
+		outcome=PASS why=${notes[*]}
+	fi
+	rm -rf "$tmp"
+}
+
+# The cases of this file, in the order they are written.
+all_cases() {
+	local f
+	shopt -s extdebug
+	for f in $(compgen -A function test_); do
+		declare -F "$f"
+	done | sort -k2,2n | while read -r f _; do echo "${f#test_}"; done
+	shopt -u extdebug
+}
+
+run_case() {	# name
+	local name=$RUN_FILE:$1
+	if ! defined "test_$1"; then
+		echo "FAIL $name: no such case (cases: $(echo $(all_cases)))"
+		return 1
+	fi
+	attempt "case.$1" case_body "test_$1"
+	case $outcome in
+	PASS) echo "PASS $name${why:+ ($why)}" ;;
+	SKIP) echo "SKIP $name: $why" ;;
+	FAIL)
+		echo "FAIL $name: $why"
+		[ -z "$log" ] || sed 's/^/    /' <<< "$log" | tail -n 20
+		return 1 ;;
+	esac
+}
+
+# The file: what every case needs, setup_file, then the cases.
+run_file() {
+	local c failed=0
+	if [ "$EUID" != 0 ]; then
+		echo "SKIP $RUN_FILE: needs root (namespaces, BPF)"
+		exit 0
+	fi
+	[ -x "$HTBCTL" ] || { echo "SKIP $RUN_FILE: $HTBCTL not built"; exit 0; }
+	need_bpffs || { echo "SKIP $RUN_FILE: no bpffs at /sys/fs/bpf"; exit 0; }
+	file_tmp=$(mktemp -d) && chmod 755 "$file_tmp" || exit 1
+	trap 'rm -rf "$file_tmp"' EXIT
+	if defined setup_file; then
+		attempt setup setup_file
+		case $outcome in
+		SKIP) echo "SKIP $RUN_FILE: $why"; exit 0 ;;
+		FAIL) echo "FAIL $RUN_FILE: setup_file: $why"; exit 1 ;;
+		esac
+	fi
+	[ $# -gt 0 ] || set -- $(all_cases)
+	for c; do
+		run_case "$c" || failed=1
+	done
+	exit $failed
+}
+
+run_file "$@"
