@@ -13,7 +13,7 @@
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
 # scenarios: tests/scenarios/*.sh, the shaping scenarios beside kernel HTB
-#       with real traffic, in the VM (about 13 minutes); ends with the
+#       with real traffic, in the VM (about 12 minutes); ends with the
 #       summary table (scripts/scenario-summary.sh).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
@@ -43,11 +43,12 @@ for a; do
 	fi
 done
 [ ${#tiers[@]} -gt 0 ] || tiers=(unit cli bpf net vm scenarios)
+
 # scripts_of TIER: "FILE [CASE...]" lines, one a script of tests/TIER to
 # run: every script, or the ones picked; exits 2 on a pick that names no
-# script, or a case where the tier has none by name.
+# script, or a FILE:CASE pick in a tier without named cases.
 scripts_of() {
-	local p s cases
+	local p s
 	declare -A want=()
 	for p in ${picks[$1]:-}; do
 		s=tests/$1/${p%%:*}.sh
@@ -70,6 +71,7 @@ scripts_of() {
 		fi
 	done
 }
+# A pick that names nothing stops the run before anything runs.
 for tier in "${!picks[@]}"; do
 	case $tier in
 	unit|bpf) echo "run.sh: tier $tier runs whole (Criterion suites):${picks[$tier]}" >&2; exit 2 ;;
