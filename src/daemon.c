@@ -232,9 +232,12 @@ static const struct text *reattach_text(struct daemon *d, struct text *file,
 					const char **bad)
 {
 	*bad = NULL;
-	if (read_file(d, file) == 0) {
+	if (d->w.writing && d->good.buf) {
+		*bad = "being written";	/* the change is applied once it is closed */
+	} else if (read_file(d, file) == 0) {
 		if (text_same(file, &d->good) || text_valid(d, file))
 			return file;
+		text_move(&d->rejected, file);	/* its problems are said once */
 		*bad = "invalid";
 	} else {
 		*bad = d->file == FILE_GONE ? "gone" : "unreadable";
@@ -334,7 +337,7 @@ static void serve(struct daemon *d)
 			break;
 		now = daemon_now_ms();
 		if (d->w.pending && now >= d->w.pending) {
-			d->w.pending = 0;
+			watch_timer_done(&d->w);
 			file_changed(d);
 		}
 		if (now >= next_check) {

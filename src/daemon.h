@@ -12,6 +12,9 @@
 #include "common.h"
 
 #define DAEMON_DEBOUNCE_MS	200	/* quiet this long before the file is read */
+/* ... but no longer than this after the first event: a directory that is
+ * never quiet (a log written next to the file) must not hold updates back. */
+#define DAEMON_DEBOUNCE_MAX_MS	2000
 #define DAEMON_CHECK_MS		2000	/* how often the attachment is checked */
 /* A file written to and not closed is waited for this long at most: a
  * writer that keeps it open for ever must not stop every update. */
@@ -53,6 +56,7 @@ struct watch {
 	bool lost;			/* it was moved or deleted: watch the path again */
 	bool writing;			/* the file was written to and not closed since */
 	__u64 pending;			/* when to look at the file (0: no change seen) */
+	__u64 first_event;		/* since the file was last looked at (0: none) */
 	__u64 last_event;
 	char dir[PATH_MAX];
 	char base[NAME_MAX + 1];	/* the file's name in it */
@@ -62,6 +66,8 @@ int watch_open(const struct ctx *ctx, const char *path, struct watch *w);
 void watch_close(struct watch *w);
 /* Reads the events there are; arms w->pending. */
 void watch_read(struct watch *w);
+/* The timer ran out: w->pending cleared, the file is looked at now. */
+void watch_timer_done(struct watch *w);
 /* Watches the path again when the directory watched is no longer the one
  * there (or there is none); logs the directory going and coming back. */
 void watch_check(const struct ctx *ctx, struct watch *w);

@@ -103,8 +103,18 @@ static void one_event(struct watch *w, const struct inotify_event *ev)
 		w->lost = true;
 	if (ev->len && !strcmp(ev->name, w->base))
 		file_event(w, ev);
+	if (!w->first_event)
+		w->first_event = now;
 	w->pending = now + DAEMON_DEBOUNCE_MS;
+	if (w->pending > w->first_event + DAEMON_DEBOUNCE_MAX_MS)
+		w->pending = w->first_event + DAEMON_DEBOUNCE_MAX_MS;
 	w->last_event = now;
+}
+
+void watch_timer_done(struct watch *w)
+{
+	w->pending = 0;
+	w->first_event = 0;
 }
 
 void watch_read(struct watch *w)

@@ -278,6 +278,16 @@ test_directory_deleted_and_made_again() {
 	wait_for 5 rate_is_mbit 20 || fail "rate $(rate10)"
 	watched_again
 }
+# another file in the directory written every 50 ms (for 20 s at most:
+# teardown ends it with the daemons): the debounce must not wait for a
+# quiet that never comes
+test_busy_directory_does_not_hold_updates() {
+	start_daemon 10
+	( for ((i = 0; i < 400; i++)); do echo x >> "$tmp/busy.log"; sleep 0.05; done ) &
+	dpids+=" $!"
+	daemon_conf 20mbit > "$tmp/c.ini"
+	wait_for 4 rate_is_mbit 20 || fail "rate $(rate10)"
+}
 # more classes below 1:1, which a file cut short after daemon_conf lacks
 more_classes() {
 	ini 'class 1:21' parent=1:1 rate=1mbit
