@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,9 +31,12 @@ static int run_dir_open(const struct ctx *ctx)
 	}
 	fd = open(DAEMON_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
+		/* a symlink fails as ENOTDIR (O_DIRECTORY) or ELOOP */
+		bool link = lstat(DAEMON_RUN_DIR, &st) == 0 && S_ISLNK(st.st_mode);
+
 		p_err(ctx, "daemon: %s: %s (it must be a directory of root's, mode 0700; "
 		      "remove it and htbctl makes it)", DAEMON_RUN_DIR,
-		      errno == ELOOP ? "a symlink" : strerror(errno));
+		      link ? "a symlink" : strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {

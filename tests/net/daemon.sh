@@ -61,6 +61,10 @@ teardown() {
 		read -r p < "$tmp/run-mode"
 		chown 0 /run/htbctl && chmod "$p" /run/htbctl
 	fi
+	if [ -e "$tmp/run-moved" ]; then
+		read -r p < "$tmp/run-moved"
+		rm /run/htbctl && mv "$p" /run/htbctl
+	fi
 }
 alive() { kill -0 "$dpid" 2> /dev/null || fail "the daemon exited: $(oneline "$tmp/log")"; }
 # logged PATTERN: the daemon says PATTERN within 5 s
@@ -191,6 +195,16 @@ test_lock_dir_not_roots_refused() {
 	lock_dir_is 700 65534
 	daemon_conf 10mbit > "$tmp/c.ini"
 	refused "/run/htbctl" second_daemon
+}
+# /run/htbctl a symlink to a directory that is root's alone (teardown
+# puts the directory back)
+test_lock_dir_symlink_refused() {
+	local moved=/run/htbctl.moved.$$
+	mkdir -p -m 700 /run/htbctl
+	mv /run/htbctl "$moved" && echo "$moved" > "$tmp/run-moved" &&
+		ln -s "$moved" /run/htbctl || fail "could not put a symlink at /run/htbctl"
+	daemon_conf 10mbit > "$tmp/c.ini"
+	refused "/run/htbctl: a symlink" second_daemon
 }
 
 # ---- the device goes away
