@@ -44,6 +44,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 BPFT_SRCS := $(wildcard tests/bpf/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/bpf/%,$(BPFT_SRCS))
+# Asks the attached program which class a packet goes to (tests/net).
+CLSPROBE  := $(OUTPUT)/tests/bpf/clsprobe
 TEST_LIBS := $(shell pkg-config --libs criterion)
 
 # Traffic tools the shaping scenarios run (tests/tools).
@@ -94,9 +96,13 @@ $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/bpf/%: tests/bpf/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
+$(OUTPUT)/tests/bpf/test_%: tests/bpf/test_%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+
+$(CLSPROBE): tests/bpf/clsprobe.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(LDLIBS) -o $@
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c | $(OUTPUT)/tests/tools
 	$(call msg,CC,$@)
@@ -114,7 +120,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(O
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/main.c,$(SRCS)) \
 		$(LDLIBS) -o $@
 
-tests: $(UNIT_BINS) $(BPFT_BINS) $(TOOL_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
+tests: $(UNIT_BINS) $(BPFT_BINS) $(CLSPROBE) $(TOOL_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
 
 # All tiers, with a summary per tier (tests/run.sh).
 test: tests
@@ -123,8 +129,10 @@ test: tests
 test-unit: $(UNIT_BINS)
 	$(Q)tests/run.sh unit
 
-bench: $(BENCH_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
-	$(Q)scripts/bench.sh
+# The bench loads the programs from its skeletons: bench_prog is all it needs.
+# Options for bench_prog: make bench BENCH_ARGS="--trials 3".
+bench: $(BENCH_BINS)
+	$(Q)OUTPUT=$(OUTPUT) scripts/bench.sh $(BENCH_ARGS)
 
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \

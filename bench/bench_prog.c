@@ -4,7 +4,7 @@
  * BPF_PROG_TEST_RUN, as a ratio to a minimal one-bucket EDT program
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
- *   bench_prog [--nolock OBJ] [--trials N] [--repeat N] [--max-classes N]
+ *   bench_prog [--trials N] [--repeat N] [--max-classes N]
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -27,10 +27,11 @@
  * - Only the priority classifier is in use (tree_conf.skip marks the other
  *   maps empty, as the loader does), so classification is one hash lookup,
  *   like the baseline's. "unclassified" probes every classifier and misses.
- * - With --nolock OBJ (bench/bpf/htbctl_nolock.bpf.c, built by
- *   scripts/bench.sh): the same program without bpf_spin_lock, for the
- *   cost of the locks, and two CPUs charging sibling leaves for what the
- *   locks protect.
+ * - "no-lock": the same skeleton loaded a second time with the load-time
+ *   switch bench_no_lock set (bpf/htbctl.bpf.c), i.e. without
+ *   bpf_spin_lock: the cost of the locks, and two CPUs charging sibling
+ *   leaves for what the locks protect.
+ * - The verifier's work for both variants (verified insns, loaded size).
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -43,10 +44,12 @@
 
 #define TBIT	(1000ull * PU_GBIT(1))
 
-static int trials = 40;
-static __u32 repeat = 100000;
-static __u32 max_classes = 1000000;
-static const char *nolock_obj;
+/* The command line. */
+struct bench {
+	int trials;
+	__u32 repeat;
+	__u32 max_classes;
+};
 
 /*
  * A case: a loaded program and the packet to run. All cases of a table are
@@ -60,17 +63,17 @@ struct bcase {
 	double min;
 };
 
-static void measure(struct bcase *c, int n, const struct pkt *p)
+static void measure(const struct bench *b, struct bcase *c, int n, const struct pkt *p)
 {
 	for (int i = 0; i < n; i++)
 		c[i].min = 1e18;
-	for (int t = 0; t < trials; t++)
+	for (int t = 0; t < b->trials; t++)
 		for (int i = 0; i < n; i++) {
 			struct fx f = { .prog = c[i].prog };
 			struct run_in in = c[i].in;
 			struct run_out o = { .retval = -1 };
 
-			in.repeat = repeat;
+			in.repeat = b->repeat;
 			if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
 				fprintf(stderr, "bench: test_run failed (retval %d)\n", o.retval);
 				exit(1);
@@ -194,149 +197,124 @@ static __u32 tree3(struct fx *f, __u32 n, int borrow, __u32 *first_leaf)
 	return n - inner - 1;
 }
 
-int main(int argc, char **argv)
+/* What the verifier did with one loaded variant. */
+static void print_verifier(const char *name, const struct fx *f)
 {
-	static const struct option opts[] = {
-		{ "nolock", required_argument, NULL, 'n' },
-		{ "trials", required_argument, NULL, 't' },
-		{ "repeat", required_argument, NULL, 'r' },
-		{ "max-classes", required_argument, NULL, 'm' },
-		{ 0 },
-	};
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+
+	die_err(bpf_obj_get_info_by_fd(f->prog, &info, &len) ? -errno : 0, "prog info");
+	printf("%-8s htb_egress: %u insns verified, %u loaded (xlated)\n", name,
+	       info.verified_insns, info.xlated_prog_len / 8);
+}
+
+/* Table 1: the baseline, the fixed overhead, and depth x {own, borrow} x
+ * {locked, no-lock}. Leaves f0 loaded (a one-class chain) for the
+ * unclassified case. */
+static void table_depth(const struct bench *bn, const struct baseline *b,
+			struct fx *f0, const struct pkt *p)
+{
 	enum { ND = 5 };
 	static const int depths[ND] = { 1, 2, 3, 4, 8 };
-	static const __u32 sizes[] = { 10, 10000, 1000000 };
 	/* [depth][own, borrow][locked, no-lock] */
 	static struct fx fd[ND][2][2];
 	struct bcase cs[2 + ND * 4];
-	struct fx f0, f1;
-	struct baseline b;
-	double base;
-	struct pkt p;
-	cpu_set_t set;
-	int c, n = 0, variants;
+	double base, own1 = 0, own8 = 0, bor1 = 0, bor8 = 0;
+	int n = 0;
 
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': nolock_obj = optarg; break;
-		case 't': trials = atoi(optarg); break;
-		case 'r': repeat = strtoul(optarg, NULL, 10); break;
-		case 'm': max_classes = strtoul(optarg, NULL, 10); break;
-		default:
-			fprintf(stderr, "usage: %s [--nolock OBJ] [--trials N] "
-				"[--repeat N] [--max-classes N]\n", argv[0]);
-			return 2;
-		}
-	}
-	if (trials < 1)
-		trials = 1;
-	variants = nolock_obj ? 2 : 1;
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-	libbpf_set_print(NULL);
-	pkt_udp4(&p, 1000);
-
-	printf("htbctl egress program: cost per packet via BPF_PROG_TEST_RUN\n");
-	printf("(1000-byte UDP packet, real clock, 1 Tbit/s rates so nothing queues;\n"
-	       " each figure: minimum of %d runs of repeat %u on CPU 0, all cases of a\n"
-	       " table interleaved; see bench/bench_prog.c)\n\n", trials, repeat);
-
-	/* table 1: baseline, fixed overhead, depth x {own, borrow} x {lock, no-lock} */
-	baseline_open(&b, 10);
-	cs[n++] = (struct bcase){ .prog = b.prog, .in = { .priority = PU_CLASSID(0) } };
-	die_err(fx_open(&f0, 16), "load htbctl (root?)");
-	chain(&f0, 1, 0);
+	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	die_err(fx_open(f0, 16), "load htbctl (root?)");
+	chain(f0, 1, 0);
 	/* a classid that is no class: one cls_prio miss, no default */
-	cs[n++] = (struct bcase){ .prog = f0.prog, .in = { .priority = PU_CLASSID(9) } };
+	cs[n++] = (struct bcase){ .prog = f0->prog, .in = { .priority = PU_CLASSID(9) } };
 	for (int i = 0; i < ND; i++)
 		for (int mode = 0; mode < 2; mode++)
-			for (int v = 0; v < variants; v++) {
+			for (int v = 0; v < 2; v++) {
 				struct fx *f = &fd[i][mode][v];
 
-				if (v == 0)
-					die_err(fx_open(f, 16), "load htbctl");
-				else
-					die_err(fx_open_file(f, nolock_obj, 16, 32),
-						"load no-lock object");
+				die_err(fx_open_variant(f, 16, v), "load htbctl");
 				chain(f, depths[i], mode);
 				cs[n++] = (struct bcase){ .prog = f->prog,
 					.in = { .priority = PU_CLASSID(depths[i] - 1) } };
 			}
-	measure(cs, n, &p);
+	print_verifier("locked", &fd[0][0][0]);
+	print_verifier("no-lock", &fd[0][0][1]);
+	printf("\n");
+	measure(bn, cs, n, p);
 	base = cs[0].min;
 	printf("baseline (edt_baseline: hash lookup, division, stamp): %.1f ns\n", base);
 	printf("htbctl without scheduling (cls_prio miss, no default): %.1f ns, %.2fx\n\n",
 	       cs[1].min, cs[1].min / base);
-	printf("%-30s %10s %8s", "hierarchy depth (10 slots)", "ns/pkt", "ratio");
-	if (nolock_obj)
-		printf(" %12s %10s", "no-lock ns", "lock ns");
-	printf("\n");
-	{
-		double own1 = 0, own8 = 0, bor1 = 0, bor8 = 0;
+	printf("%-30s %10s %8s %12s %10s\n", "hierarchy depth (10 slots)", "ns/pkt", "ratio",
+	       "no-lock ns", "lock ns");
+	for (int i = 0, k = 2; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++, k += 2) {
+			double lk = cs[k].min, nl = cs[k + 1].min;
+			char name[64];
 
-		for (int i = 0, k = 2; i < ND; i++)
-			for (int mode = 0; mode < 2; mode++, k += variants) {
-				double lk = cs[k].min, nl = nolock_obj ? cs[k + 1].min : 0;
-				char name[64];
-
-				snprintf(name, sizeof(name), "depth %d, %s", depths[i],
-					 mode ? "borrow from top" : "leaf within rate");
-				printf("%-30s %10.1f %7.2fx", name, lk, lk / base);
-				if (nolock_obj)
-					printf(" %12.1f %10.1f", nl, (lk - nl) / depths[i]);
-				printf("\n");
-				if (i == 0)
-					*(mode ? &bor1 : &own1) = lk;
-				if (i == ND - 1)
-					*(mode ? &bor8 : &own8) = lk;
-			}
-		if (nolock_obj)
-			printf("(lock ns: (locked - no-lock) / classes on the path: one "
-			       "uncontended bpf_spin_lock/unlock pair)\n");
-		printf("per extra level: %.1f ns leaf within rate, %.1f ns borrowing "
-		       "(depth 1 -> 8)\n", (own8 - own1) / 7, (bor8 - bor1) / 7);
-	}
+			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
+				 mode ? "borrow from top" : "leaf within rate");
+			printf("%-30s %10.1f %7.2fx %12.1f %10.1f\n", name, lk, lk / base,
+			       nl, (lk - nl) / depths[i]);
+			if (i == 0)
+				*(mode ? &bor1 : &own1) = lk;
+			if (i == ND - 1)
+				*(mode ? &bor8 : &own8) = lk;
+		}
+	printf("(lock ns: (locked - no-lock) / classes on the path: one "
+	       "uncontended bpf_spin_lock/unlock pair)\n");
+	printf("per extra level: %.1f ns leaf within rate, %.1f ns borrowing "
+	       "(depth 1 -> 8)\n", (own8 - own1) / 7, (bor8 - bor1) / 7);
 	for (int i = 0; i < ND; i++)
 		for (int mode = 0; mode < 2; mode++)
-			for (int v = 0; v < variants; v++)
+			for (int v = 0; v < 2; v++)
 				fx_close(&fd[i][mode][v]);
+}
 
-	/* classification worst case: every classifier probed, all miss */
-	f0.treeconf.skip = 0;
-	die_err(fx_put_tree(&f0), "tree_conf");
-	n = 0;
-	cs[n++] = (struct bcase){ .prog = b.prog, .in = { .priority = PU_CLASSID(0) } };
-	cs[n++] = (struct bcase){ .prog = f0.prog, .in = { .priority = 0 } };
-	measure(cs, n, &p);
+/* Classification worst case: every classifier probed, all miss. */
+static void table_unclassified(const struct bench *bn, const struct baseline *b,
+			       struct fx *f0, const struct pkt *p)
+{
+	struct bcase cs[2];
+
+	f0->treeconf.skip = 0;
+	die_err(fx_put_tree(f0), "tree_conf");
+	cs[0] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	cs[1] = (struct bcase){ .prog = f0->prog, .in = { .priority = 0 } };
+	measure(bn, cs, 2, p);
 	printf("%-30s %10.1f %7.2fx  (prio, mark, 2 LPM, 4 port, cgroup lookups)\n",
 	       "unclassified, all maps probed", cs[1].min, cs[1].min / cs[0].min);
-	fx_close(&f0);
+}
 
-	/* table 2: tree size, depth 3 */
+/* Table 2: tree size, depth 3, hot and spread over the leaves. */
+static void table_size(const struct bench *bn, const struct pkt *p)
+{
+	static const __u32 sizes[] = { 10, 10000, 1000000 };
+
 	printf("\n%-30s %10s %8s %12s %8s\n", "classes (depth 3)", "hot ns", "ratio",
 	       "spread ns", "ratio");
 	for (int s = 0; s < 3; s++) {
 		__u32 sz = sizes[s], first, nleaves, *prio;
+		struct bcase cs[3];
 		struct baseline bb;
+		struct fx f0, f1;
 		double sp, bsp;
 		long calls = 200000;
 		char name[64];
 
-		if (sz > max_classes)
+		if (sz > bn->max_classes)
 			continue;
 		die_err(fx_open(&f0, sz), "load htbctl");
 		tree3(&f0, sz, 0, &first);
 		die_err(fx_open(&f1, sz), "load htbctl");
 		nleaves = tree3(&f1, sz, 1, &first);
 		baseline_open(&bb, sz);
-		n = 0;
-		cs[n++] = (struct bcase){ .prog = bb.prog, .in = { .priority = PU_CLASSID(first) } };
-		cs[n++] = (struct bcase){ .prog = f0.prog,
+		cs[0] = (struct bcase){ .prog = bb.prog, .in = { .priority = PU_CLASSID(first) } };
+		cs[1] = (struct bcase){ .prog = f0.prog,
 			.in = { .priority = PU_CLASSID(first + nleaves - 1) } };
-		cs[n++] = (struct bcase){ .prog = f1.prog,
+		cs[2] = (struct bcase){ .prog = f1.prog,
 			.in = { .priority = PU_CLASSID(first + nleaves - 1) } };
-		measure(cs, n, &p);
+		measure(bn, cs, 3, p);
 		prio = calloc(nleaves, sizeof(*prio));
 		for (__u32 i = 0; i < nleaves; i++)
 			prio[i] = PU_CLASSID(first + i);
@@ -347,10 +325,10 @@ int main(int argc, char **argv)
 			double x;
 
 			srand(r);
-			x = spread(f1.prog, &p, prio, nleaves, calls / 20);
+			x = spread(f1.prog, p, prio, nleaves, calls / 20);
 			sp = x < sp ? x : sp;
 			srand(r);
-			x = spread(bb.prog, &p, prio, nleaves, calls / 20);
+			x = spread(bb.prog, p, prio, nleaves, calls / 20);
 			bsp = x < bsp ? x : bsp;
 		}
 		free(prio);
@@ -363,31 +341,88 @@ int main(int argc, char **argv)
 		fx_close(&f0);
 		fx_close(&f1);
 	}
+}
 
-	if (nolock_obj && libbpf_num_possible_cpus() >= 2) {
-		struct pu_2cpu r;
-		const long np = 1000000;
+/* What the locks protect: two CPUs charging sibling leaves. */
+static void two_cpus(void)
+{
+	const long np = 1000000;
+	struct pu_2cpu r;
+	struct fx f;
 
-		printf("\ntwo CPUs, %ld packets each to sibling leaves (shared parent and root):\n", np);
-		for (int v = 0; v < 2; v++) {
-			struct timespec t0, t1;
-			double wall;
+	if (libbpf_num_possible_cpus() < 2)
+		return;
+	printf("\ntwo CPUs, %ld packets each to sibling leaves (shared parent and root):\n", np);
+	for (int v = 0; v < 2; v++) {
+		struct timespec t0, t1;
+		double wall;
 
-			if (v == 0)
-				die_err(fx_open(&f0, 16), "load htbctl");
-			else
-				die_err(fx_open_file(&f0, nolock_obj, 16, 32), "load no-lock object");
-			clock_gettime(CLOCK_MONOTONIC, &t0);
-			die_err(pu_two_cpus(&f0, np, &r), "two CPUs");
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			wall = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
-			printf("  %-8s parent lost %lld bytes, root lost %lld bytes, worst token "
-			       "error %.0f ns; %.0f ns/packet per CPU (wall)\n",
-			       v ? "no-lock" : "locked", r.lost_parent, r.lost_root,
-			       r.worst_ns, wall / np);
-			fx_close(&f0);
+		die_err(fx_open_variant(&f, 16, v), "load htbctl");
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		die_err(pu_two_cpus(&f, np, &r), "two CPUs");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		wall = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+		printf("  %-8s parent lost %lld bytes, root lost %lld bytes, worst token "
+		       "error %.0f ns; %.0f ns/packet per CPU (wall)\n",
+		       v ? "no-lock" : "locked", r.lost_parent, r.lost_root,
+		       r.worst_ns, wall / np);
+		fx_close(&f);
+	}
+}
+
+static int parse_args(struct bench *bn, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "trials", required_argument, NULL, 't' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "max-classes", required_argument, NULL, 'm' },
+		{ 0 },
+	};
+	int c;
+
+	*bn = (struct bench){ .trials = 40, .repeat = 100000, .max_classes = 1000000 };
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 't': bn->trials = atoi(optarg); break;
+		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
+		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
+		default:
+			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
+				"[--max-classes N]\n", argv[0]);
+			return -1;
 		}
 	}
+	if (bn->trials < 1)
+		bn->trials = 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct baseline b;
+	struct bench bn;
+	cpu_set_t set;
+	struct pkt p;
+	struct fx f0;
+
+	if (parse_args(&bn, argc, argv))
+		return 2;
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	libbpf_set_print(NULL);
+	pkt_udp4(&p, 1000);
+
+	printf("htbctl egress program: cost per packet via BPF_PROG_TEST_RUN\n");
+	printf("(1000-byte UDP packet, real clock, 1 Tbit/s rates so nothing queues;\n"
+	       " each figure: minimum of %d runs of repeat %u on CPU 0, all cases of a\n"
+	       " table interleaved; see bench/bench_prog.c)\n\n", bn.trials, bn.repeat);
+	baseline_open(&b, 10);
+	table_depth(&bn, &b, &f0, &p);
+	table_unclassified(&bn, &b, &f0, &p);
+	fx_close(&f0);
+	table_size(&bn, &p);
+	two_cpus();
 	edt_baseline_bpf__destroy(b.skel);
 	return 0;
 }

@@ -65,14 +65,14 @@ struct {
 
 /* The classifier maps, from the one list in include/htb_types.h. Keys:
  * cls_prio a leaf's classid, cls_cgroup a cgroup v2 id, the others their
- * struct; every value is a class slot. */
+ * struct; every value is the class slot per generation. */
 #define HTB_CLS_MAP_(id, nm, ktype, mtype, mflags, bit)		\
 struct {								\
 	__uint(type, mtype);						\
 	__uint(max_entries, 64);					\
 	__uint(map_flags, mflags);					\
 	__type(key, ktype);						\
-	__type(value, __u32);						\
+	__type(value, struct htb_cls_val);				\
 } nm SEC(".maps");
 HTB_CLASSIFIERS(HTB_CLS_MAP_)
 #undef HTB_CLS_MAP_
@@ -107,17 +107,19 @@ env_state(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_state, &idx);
 }
 
+/*
+ * Load-time switch (.rodata, set through the skeleton before load; the
+ * loader never sets it): the program without its bpf_spin_locks, only for
+ * bench/bench_prog.c to measure what the locks cost and what they protect.
+ * The verifier reads the frozen value as a constant, so the branch not
+ * taken is neither verified nor kept in the loaded program.
+ */
+const volatile bool bench_no_lock = false;
+
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
-#ifdef HTB_NO_LOCK
-/* bench/bpf/htbctl_nolock.bpf.c: the same program without locks, only to
- * measure what the locks cost and what they protect. Never installed. */
-#define HTB_LOCK(st)		do { } while (0)
-#define HTB_UNLOCK(st)		do { } while (0)
-#else
-#define HTB_LOCK(st)		bpf_spin_lock(&(st)->lock)
-#define HTB_UNLOCK(st)		bpf_spin_unlock(&(st)->lock)
-#endif
+#define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
+#define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 
 /* The per-class steps of htb_sched.h as global subprograms: each is
  * verified once, alone (see there). */
@@ -131,28 +133,38 @@ struct pkt {
 	__u8 family;		/* 4, 6 or 0 (not IP) */
 	__u8 l4proto;
 	__u8 has_ports;
-	__u8 pad;
+	__u8 dscp;		/* the DS field's upper six bits */
 	__u16 sport, dport;	/* host order */
 	__u8 saddr[16];
 	__u8 daddr[16];
 };
 
+/*
+ * The EtherType of the packet's network header (host order), past at most
+ * one 802.1Q/802.1ad tag, and in *off where that header starts; 0 if the
+ * tag cannot be read. Both parse() and is_link_control() start here.
+ */
+static __always_inline __u16 l3_proto(struct __sk_buff *skb, __u32 *off)
+{
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__be16 inner;
+
+	*off = ETH_HLEN;
+	if (proto != ETH_P_8021Q && proto != ETH_P_8021AD)
+		return proto;
+	if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
+		return 0;
+	*off += 4;
+	return bpf_ntohs(inner);
+}
+
 /* Parse L3/L4 far enough for the address and port classifiers. */
 static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 {
-	__u32 off = ETH_HLEN, l4off = 0;
-	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 off, l4off = 0;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nexthdr = 0;
 	int i;
-
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 
 	if (proto == ETH_P_IP) {
 		struct iphdr ip;
@@ -161,6 +173,7 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		    ip.version != 4 || ip.ihl < 5)
 			return;
 		pk->family = 4;
+		pk->dscp = ip.tos >> 2;
 		__builtin_memcpy(pk->saddr, &ip.saddr, 4);
 		__builtin_memcpy(pk->daddr, &ip.daddr, 4);
 		/* no ports in non-first fragments */
@@ -174,6 +187,8 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
 			return;
 		pk->family = 6;
+		/* traffic class: the version's low nibble, then flow_lbl's high */
+		pk->dscp = (ip6.priority << 2) | (ip6.flow_lbl[0] >> 6);
 		__builtin_memcpy(pk->saddr, &ip6.saddr, 16);
 		__builtin_memcpy(pk->daddr, &ip6.daddr, 16);
 		nexthdr = ip6.nexthdr;
@@ -215,29 +230,42 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 	}
 }
 
-static __always_inline __u32 *lookup_port(__u8 proto, __u8 dir, __u16 port)
+/* The slot a classifier entry selects in generation gen; HTB_NO_CLASS (a
+ * miss) when there is no entry or it does not match in that generation: a
+ * reload writes the new generation's column beside the one in force, so
+ * the flip switches classification and the tree in one word (docs/loader.md
+ * "Reload"). */
+static __always_inline __u32 cls_slot(const struct htb_cls_val *v, __u32 gen)
+{
+	return v ? v->slot[gen & 1] : HTB_NO_CLASS;
+}
+
+static __always_inline __u32 lookup_port(__u8 proto, __u8 dir, __u16 port,
+					 __u32 gen)
 {
 	struct htb_port_key key = { .proto = proto, .dir = dir, .port = port };
 
-	return bpf_map_lookup_elem(&cls_port, &key);
+	return cls_slot(bpf_map_lookup_elem(&cls_port, &key), gen);
 }
 
-#define ADDR_SKIP (HTB_SKIP_DST4 | HTB_SKIP_SRC4 | HTB_SKIP_DST6 | \
-		   HTB_SKIP_SRC6 | HTB_SKIP_PORT)
+/* The classifiers that need the packet's headers parsed. */
+#define PARSE_SKIP (HTB_SKIP_DSCP | HTB_SKIP_DST4 | HTB_SKIP_SRC4 | \
+		    HTB_SKIP_DST6 | HTB_SKIP_SRC6 | HTB_SKIP_PORT)
 
-/* Precedence (DESIGN.md): priority == leaf classid, mark, dst prefix, src
- * prefix, ports (dport before sport, protocol before any), cgroup. */
+/* Precedence (DESIGN.md): priority == leaf classid, mark, DSCP, dst
+ * prefix, src prefix, ports (dport before sport, protocol before any),
+ * cgroup. */
 static __always_inline __u32 classify(struct __sk_buff *skb,
-				      const struct htb_tree_conf *tc)
+				      const struct htb_tree_conf *tc, __u32 gen)
 {
-	__u32 skip = tc->skip, nmasks = tc->nmasks, *v;
+	__u32 skip = tc->skip, nmasks = tc->nmasks, v;
 	__u32 prio = skb->priority, mark = skb->mark;
 	int i;
 
 	if (!(skip & HTB_SKIP_PRIO) && (prio >> 16)) {
-		v = bpf_map_lookup_elem(&cls_prio, &prio);
-		if (v)
-			return *v;
+		v = cls_slot(bpf_map_lookup_elem(&cls_prio, &prio), gen);
+		if (v != HTB_NO_CLASS)
+			return v;
 	}
 
 	for (i = 0; i < HTB_MAX_MARK_MASKS; i++) {
@@ -247,56 +275,61 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 			break;
 		mk.mask = tc->mark_masks[i];
 		mk.value = mark & mk.mask;
-		v = bpf_map_lookup_elem(&cls_mark, &mk);
-		if (v)
-			return *v;
+		v = cls_slot(bpf_map_lookup_elem(&cls_mark, &mk), gen);
+		if (v != HTB_NO_CLASS)
+			return v;
 	}
 
-	if ((skip & ADDR_SKIP) != ADDR_SKIP) {
+	if ((skip & PARSE_SKIP) != PARSE_SKIP) {
 		struct pkt pk = {};
 
 		parse(skb, &pk);
+		if (pk.family && !(skip & HTB_SKIP_DSCP)) {
+			v = cls_slot(bpf_map_lookup_elem(&cls_dscp, &pk.dscp), gen);
+			if (v != HTB_NO_CLASS)
+				return v;
+		}
 		if (pk.family == 4) {
 			struct htb_lpm4_key k4 = { .prefixlen = 32 };
 
 			if (!(skip & HTB_SKIP_DST4)) {
 				__builtin_memcpy(k4.addr, pk.daddr, 4);
-				v = bpf_map_lookup_elem(&cls_dst4, &k4);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_dst4, &k4), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 			if (!(skip & HTB_SKIP_SRC4)) {
 				__builtin_memcpy(k4.addr, pk.saddr, 4);
-				v = bpf_map_lookup_elem(&cls_src4, &k4);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_src4, &k4), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 		} else if (pk.family == 6) {
 			struct htb_lpm6_key k6 = { .prefixlen = 128 };
 
 			if (!(skip & HTB_SKIP_DST6)) {
 				__builtin_memcpy(k6.addr, pk.daddr, 16);
-				v = bpf_map_lookup_elem(&cls_dst6, &k6);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_dst6, &k6), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 			if (!(skip & HTB_SKIP_SRC6)) {
 				__builtin_memcpy(k6.addr, pk.saddr, 16);
-				v = bpf_map_lookup_elem(&cls_src6, &k6);
-				if (v)
-					return *v;
+				v = cls_slot(bpf_map_lookup_elem(&cls_src6, &k6), gen);
+				if (v != HTB_NO_CLASS)
+					return v;
 			}
 		}
 		if (pk.has_ports && !(skip & HTB_SKIP_PORT)) {
-			v = lookup_port(pk.l4proto, HTB_PORT_DST, pk.dport);
-			if (!v)
-				v = lookup_port(0, HTB_PORT_DST, pk.dport);
-			if (!v)
-				v = lookup_port(pk.l4proto, HTB_PORT_SRC, pk.sport);
-			if (!v)
-				v = lookup_port(0, HTB_PORT_SRC, pk.sport);
-			if (v)
-				return *v;
+			v = lookup_port(pk.l4proto, HTB_PORT_DST, pk.dport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(0, HTB_PORT_DST, pk.dport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(pk.l4proto, HTB_PORT_SRC, pk.sport, gen);
+			if (v == HTB_NO_CLASS)
+				v = lookup_port(0, HTB_PORT_SRC, pk.sport, gen);
+			if (v != HTB_NO_CLASS)
+				return v;
 		}
 	}
 
@@ -304,9 +337,9 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 		__u64 cg = bpf_skb_cgroup_id(skb);
 
 		if (cg) {
-			v = bpf_map_lookup_elem(&cls_cgroup, &cg);
-			if (v)
-				return *v;
+			v = cls_slot(bpf_map_lookup_elem(&cls_cgroup, &cg), gen);
+			if (v != HTB_NO_CLASS)
+				return v;
 		}
 	}
 	return tc->default_idx;
@@ -317,24 +350,15 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
  * after the fixed header, as ND is sent). These pass unshaped and
  * uncharged: behind a full class they would wait up to its limit or be
  * dropped at it, neighbour resolution would stall, and every class to that
- * neighbour with it (scenario 5 saw ARP dropped in a saturated default
- * class hold a VoIP stream in the neighbour queue for 0.6 s). fq keeps
+ * neighbour with it (docs/DESIGN.md has what scenario 5 measured). fq keeps
  * its own queue for TC_PRIO_CONTROL packets for the same reason.
  */
 static __always_inline int is_link_control(struct __sk_buff *skb)
 {
-	__u16 proto = bpf_ntohs(skb->protocol);
-	__u32 off = ETH_HLEN;
+	__u32 off;
+	__u16 proto = l3_proto(skb, &off);
 	__u8 nh_type[2];
 
-	if (proto == ETH_P_8021Q || proto == ETH_P_8021AD) {
-		__be16 inner;
-
-		if (bpf_skb_load_bytes(skb, ETH_HLEN + 2, &inner, sizeof(inner)))
-			return 0;
-		proto = bpf_ntohs(inner);
-		off += 4;
-	}
 	if (proto == ETH_P_ARP)
 		return 1;
 	if (proto != ETH_P_IPV6)
@@ -393,7 +417,7 @@ int htb_egress(struct __sk_buff *skb)
 		ds->control_bytes += len;
 		return TC_ACT_OK;
 	}
-	idx = classify(skb, tc);
+	idx = classify(skb, tc, env.gen);
 	conf = leaf_conf(&env, idx);
 	if (!conf && idx != tc->default_idx)
 		conf = leaf_conf(&env, tc->default_idx);
@@ -403,7 +427,7 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
-	p.charge_at_T = 0;
+	p.pad = 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;

@@ -37,9 +37,12 @@
  * collected tokens that lie in the future). Rate conformance is the same:
  * tokens still grow one ns per ns and shrink by l2t per packet, and a
  * packet only gets a T at which its buckets are at their thresholds.
- * (htb_params.charge_at_T selects the other model, for that comparison
- * only: tests/unit/test_sched.c keeps it as a regression test; the BPF
- * program sets it to a constant 0.)
+ * (That comparison ran against htb_params.charge_at_T, a switch to the
+ * charge-at-T model that this header had up to commit 88e2a6e. It is gone
+ * so that the header holds only the model the program runs: the program
+ * set it to 0, but the global subprograms, which the verifier checks with
+ * unknown arguments, still read and tested it per packet, 34 instructions
+ * of the loaded program on 6.18.)
  *
  * Readiness. The earliest time bucket b of a class reaches threshold h is
  *	ready(b, h) = now + max(0, h - tok(now)).
@@ -155,12 +158,14 @@ struct htb_decision {
 	__u32 stale;		/* the incoming stamp was beyond the horizon */
 };
 
-/* Settings read per packet from the runtime map. */
+/* Settings read per packet from the runtime map. The BPF program passes
+ * this struct to global subprograms, whose callers must have written every
+ * byte of it: hence pad, written as 0. */
 struct htb_params {
 	__u64 now;
 	__u64 horizon_ns;
 	__u32 hysteresis;
-	__u32 charge_at_T;	/* the rejected model (see above); 0 */
+	__u32 pad;
 };
 
 /* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
@@ -310,7 +315,6 @@ struct htb_ready {
  * BPF function takes at most five arguments. */
 struct htb_job {
 	__u64 T;		/* departure time; the leaf step may raise it */
-	__u64 at;		/* charge time: now (or T for charge_at_T) */
 	__u32 len;		/* bytes charged */
 	__u32 idx;		/* class */
 	__s32 below;		/* levels down to the lender: > 0 borrow, 0 lend, < 0 rate */
@@ -322,7 +326,6 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
-	__u64 base;
 	__s64 diff;
 	__u32 mode;
 
@@ -332,14 +335,11 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	st = HTB_ENV_STATE(env, idx);
 	if (!c || !st)
 		return -1;
-	base = p->now;
-	if (p->charge_at_T && st->t_c > base)
-		base = st->t_c;
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
-	out->c = htb_ready(base, htb_fill(st->ctokens, diff, c->cbuffer),
+	out->c = htb_ready(p->now, htb_fill(st->ctokens, diff, c->cbuffer),
 			   htb_lowater(c, mode, p->hysteresis));
-	out->r = htb_ready(base, htb_fill(st->tokens, diff, c->buffer),
+	out->r = htb_ready(p->now, htb_fill(st->tokens, diff, c->buffer),
 			   htb_hiwater(c, mode, p->hysteresis));
 	out->b = p->now;
 	if (c->borrow.rate_Bps)
@@ -377,11 +377,10 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_DROP;
 	}
 	st->last_stamp = T;
-	htb_charge(c, st, p->charge_at_T ? T : p->now, &k, j->below <= 0,
-		   j->below == 0, p->hysteresis);
+	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
+		   p->hysteresis);
 	HTB_UNLOCK(st);
 	j->T = T;
-	j->at = p->charge_at_T ? T : p->now;
 	return HTB_SEND;
 }
 
@@ -401,7 +400,7 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 		return -1;
 	htb_cost_of(c, j->len, &k);
 	HTB_LOCK(st);
-	htb_charge(c, st, j->at, &k, j->below <= 0, j->below == 0,
+	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
 		   p->hysteresis);
 	HTB_UNLOCK(st);
 	return 0;

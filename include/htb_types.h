@@ -142,6 +142,7 @@ struct htb_tree_conf {
 #define HTB_CLASSIFIERS(X)							\
 	X(PRIO,   cls_prio,   __u32,               BPF_MAP_TYPE_HASH,     0, 0)	\
 	X(MARK,   cls_mark,   struct htb_mark_key, BPF_MAP_TYPE_HASH,     0, 7)	\
+	X(DSCP,   cls_dscp,   __u8,                BPF_MAP_TYPE_HASH,     0, 8)	\
 	X(DST4,   cls_dst4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 1) \
 	X(SRC4,   cls_src4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 2) \
 	X(DST6,   cls_dst6,   struct htb_lpm6_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 3) \
@@ -167,7 +168,20 @@ struct htb_dev_stats {
 	__u64 control_bytes;
 };
 
-/* Classifier keys. Values of every classifier map are a __u32 class index. */
+/* The value of every classifier map: the class slot the key selects in
+ * each conf generation (slot[htb_runtime.gen] is the one in force), or
+ * HTB_NO_CLASS where the key does not match in that generation: a reload
+ * writes the new generation's column before the flip and levels the other
+ * after it, so a reload stopped at any point classifies every packet by
+ * the old tree or by the new one, never by a mix (docs/loader.md). For a
+ * prefix map the column holds what that generation's longest matching
+ * prefix selects, so an entry one generation lacks does not hide a
+ * shorter prefix it has. */
+struct htb_cls_val {
+	__u32 slot[2];
+};
+
+/* Classifier keys. */
 struct htb_lpm4_key {
 	__u32 prefixlen;
 	__u8 addr[4];

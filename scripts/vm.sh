@@ -363,7 +363,7 @@ qemu_args() {	# rundir interactive
 	fi
 	# The kernel would drop the emulated TSC by rule (an AMD model without
 	# constant_tsc) and read hpet, emulated device I/O on every clock read:
-	# packets then now and then wait 2.5-3 ms (docs/vm.md).
+	# packets then now and then wait milliseconds (docs/vm.md measured it).
 	if [ "$VM_CLOCK" = tsc ]; then
 		append+=" tsc=reliable"
 	else

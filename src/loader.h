@@ -97,7 +97,11 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 void plan_free(struct plan *p);
 void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d);
 
+/* An entry selecting slot val in both generations. */
 int kv_push(struct kv *kv, const void *key, __u32 val);
+int kv_push_ent(struct kv *kv, const struct ent *e);
+/* The entry with this key, or NULL (kv sorted). */
+const struct ent *kv_find(const struct kv *kv, const void *key);
 void kv_sort(struct kv *kv);
 void kv_free(struct kv *kv);
 

@@ -30,8 +30,35 @@ int kv_push(struct kv *kv, const void *key, __u32 val)
 	e = &kv->e[kv->n++];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, kv->ksize);
-	e->val = val;
+	e->val[0] = e->val[1] = val;
 	return 0;
+}
+
+int kv_push_ent(struct kv *kv, const struct ent *e)
+{
+	int rc = kv_push(kv, e->key, 0);
+
+	if (!rc)
+		memcpy(kv->e[kv->n - 1].val, e->val, sizeof(e->val));
+	return rc;
+}
+
+const struct ent *kv_find(const struct kv *kv, const void *key)
+{
+	__u32 lo = 0, hi = kv->n;
+
+	while (lo < hi) {
+		__u32 mid = (lo + hi) / 2;
+		int c = memcmp(kv->e[mid].key, key, kv->ksize);
+
+		if (!c)
+			return &kv->e[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
 }
 
 void kv_free(struct kv *kv)
@@ -100,7 +127,7 @@ void plan_free(struct plan *p)
 }
 
 /* A match's entries: its key as the map has it (the config parsed it in
- * that layout), a port range expanded to one entry per port. */
+ * that layout), a port range or a DSCP set expanded to one entry each. */
 static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 {
 	struct kv *kv = &p->cls[m->kind];
@@ -115,6 +142,12 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 			k.port = (__u16)port;
 			rc = kv_push(kv, &k, slot);
 		}
+		return rc;
+	}
+	if (m->kind == CONFIG_MATCH_DSCP) {
+		for (__u8 d = 0; d < 64 && !rc; d++)
+			if (m->key.dscp & (1ull << d))
+				rc = kv_push(kv, &d, slot);
 		return rc;
 	}
 	rc = kv_push(kv, &m->key, slot);
@@ -307,7 +340,7 @@ void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d)
 
 /* ---- the shadow of the classifier maps ---- */
 
-#define SHADOW_MAGIC	0x57444853u	/* "SHDW" */
+#define SHADOW_MAGIC	0x32444853u	/* "SHD2": entries with a slot per generation */
 #define SHADOW_CHUNK	4096u
 
 struct shadow_hdr {

@@ -60,7 +60,10 @@ struct reload_run {
 	__u32 nslots, nchanged;
 	struct plan plan;
 	bool have_shadow;
-	struct kv cur[HTB_NCLS], upd[HTB_NCLS], del[HTB_NCLS];
+	/* per classifier: the entries there are (cur), the pairs written
+	 * before the flip (upd), the keys deleted after it (del), the pairs
+	 * that level the generation left behind (lvl) */
+	struct kv cur[HTB_NCLS], upd[HTB_NCLS], del[HTB_NCLS], lvl[HTB_NCLS];
 	__u32 *wslots, nw;		/* differ in the inactive generation */
 	__u32 *cslots, nc;		/* differ in the active one */
 };
@@ -310,29 +313,122 @@ static int kv_from_map(struct reload_run *r, int c)
 	return 0;
 }
 
-/* want vs cur: entries to write (new or re-pointed) and to delete; how
- * many keys of want are not in cur yet. */
-static int kv_diff(const struct kv *want, const struct kv *cur, struct kv *upd,
-		   struct kv *del, __u32 *added)
+/* Prefix lengths present in an LPM entry set: a cover is looked for only
+ * at lengths there are (a config of /32s has one). */
+struct lens {
+	bool has[129];
+};
+
+static void lens_of(const struct kv *set, struct lens *l)
 {
-	__u32 i = 0, j = 0, k = want->ksize;
+	memset(l, 0, sizeof(*l));
+	for (__u32 i = 0; i < set->n; i++) {
+		__u32 plen;
+
+		memcpy(&plen, set->e[i].key, 4);
+		l->has[plen <= 128 ? plen : 128] = true;
+	}
+}
+
+/* What generation col of set selects for LPM key k, which set does not
+ * hold: the slot of the longest shorter prefix in set that covers k. */
+static __u32 lpm_cover(const struct kv *set, const struct lens *l,
+		       const struct ent *k, int col)
+{
+	struct ent probe = *k;
+	__u32 plen;
+
+	memcpy(&plen, k->key, 4);
+	for (int q = (int)(plen <= 128 ? plen : 128) - 1; q >= 0; q--) {
+		const struct ent *f;
+		__u32 ql = (__u32)q;
+
+		if (!l->has[q])
+			continue;
+		memcpy(probe.key, &ql, 4);
+		ent_normalize_lpm(&probe, set->ksize);
+		f = kv_find(set, probe.key);
+		if (f)
+			return f->val[col];
+	}
+	return HTB_NO_CLASS;
+}
+
+/* Everything one classifier's diff needs. */
+struct cls_diff {
+	const struct kv *want, *cur;	/* new tree (both columns equal); now */
+	struct kv *upd, *del, *lvl;
+	struct lens want_lens, cur_lens;
+	bool lpm;
+	int a, n;			/* column in force, column written */
+	__u32 added;
+};
+
+/* Records what key k needs: pair is what it must hold before the flip
+ * (column a unchanged), have what it holds (NULL: nothing). */
+static int diff_one(struct cls_diff *d, const struct ent *pair, const struct ent *have,
+		    bool in_new)
+{
 	int rc = 0;
 
-	*added = 0;
+	if (!have || memcmp(have->val, pair->val, sizeof(pair->val)))
+		rc = kv_push_ent(d->upd, pair);
+	if (!rc && !in_new)
+		rc = kv_push_ent(d->del, pair);
+	if (!rc && in_new && pair->val[d->a] != pair->val[d->n]) {
+		struct ent level = *pair;
+
+		level.val[d->a] = level.val[d->n];
+		rc = kv_push_ent(d->lvl, &level);
+	}
+	return rc;
+}
+
+/* The pair for a key only the new tree has: column a says what the tree
+ * in force selects for it (a miss, or a covering prefix's slot). */
+static int diff_added(struct cls_diff *d, const struct ent *w)
+{
+	struct ent pair = *w;
+
+	pair.val[d->a] = d->lpm ? lpm_cover(d->cur, &d->cur_lens, w, d->a) : HTB_NO_CLASS;
+	d->added++;
+	return diff_one(d, &pair, NULL, true);
+}
+
+/* A key only the tree in force has: column n says what the new tree
+ * selects for it until it is deleted after the flip. */
+static int diff_removed(struct cls_diff *d, const struct ent *c)
+{
+	struct ent pair = *c;
+
+	pair.val[d->n] = d->lpm ? lpm_cover(d->want, &d->want_lens, c, 0) : HTB_NO_CLASS;
+	return diff_one(d, &pair, c, false);
+}
+
+/* want vs cur, merged in key order. */
+static int kv_diff(struct cls_diff *d)
+{
+	const struct kv *want = d->want, *cur = d->cur;
+	__u32 i = 0, j = 0;
+	int rc = 0;
+
+	if (d->lpm) {
+		lens_of(want, &d->want_lens);
+		lens_of(cur, &d->cur_lens);
+	}
 	while (!rc && (i < want->n || j < cur->n)) {
 		int c = i == want->n ? 1 : j == cur->n ? -1 :
-			memcmp(want->e[i].key, cur->e[j].key, k);
+			memcmp(want->e[i].key, cur->e[j].key, want->ksize);
 
 		if (c < 0) {
-			rc = kv_push(upd, want->e[i].key, want->e[i].val);
-			(*added)++;
-			i++;
+			rc = diff_added(d, &want->e[i++]);
 		} else if (c > 0) {
-			rc = kv_push(del, cur->e[j].key, cur->e[j].val);
-			j++;
+			rc = diff_removed(d, &cur->e[j++]);
 		} else {
-			if (want->e[i].val != cur->e[j].val)
-				rc = kv_push(upd, want->e[i].key, want->e[i].val);
+			struct ent pair = cur->e[j];
+
+			pair.val[d->n] = want->e[i].val[0];
+			rc = diff_one(d, &pair, &cur->e[j], true);
 			i++;
 			j++;
 		}
@@ -345,14 +441,21 @@ static int kv_diff(const struct kv *want, const struct kv *cur, struct kv *upd,
 static int diff_classifiers(struct reload_run *r)
 {
 	for (int c = 0; c < HTB_NCLS; c++)
-		r->cur[c].ksize = r->upd[c].ksize = r->del[c].ksize = cls_desc[c].ksize;
+		r->cur[c].ksize = r->upd[c].ksize = r->del[c].ksize = r->lvl[c].ksize =
+			cls_desc[c].ksize;
 	r->have_shadow = r->trusted && shadow_read(r->o->ifname, r->cur, r->s.m.reloads) == 0;
 	for (int c = 0; c < HTB_NCLS; c++) {
+		struct cls_diff d = {
+			.want = &r->plan.cls[c], .cur = &r->cur[c], .upd = &r->upd[c],
+			.del = &r->del[c], .lvl = &r->lvl[c], .lpm = cls_desc[c].lpm,
+			.a = (int)r->gen, .n = (int)r->next,
+		};
 		__u32 added, size = r->maps.max_entries[M_CLS + c];
 		int rc = r->have_shadow ? 0 : kv_from_map(r, c);
 
 		if (!rc)
-			rc = kv_diff(&r->plan.cls[c], &r->cur[c], &r->upd[c], &r->del[c], &added);
+			rc = kv_diff(&d);
+		added = d.added;
 		if (rc) {
 			p_err(r->ctx, "reading %s: %s", map_name(M_CLS + c), strerror(-rc));
 			return -1;
@@ -398,11 +501,19 @@ static int diff_generations(struct reload_run *r)
  * finds it set trusts neither the shadow nor equal generations. */
 static int mark_reloading(struct reload_run *r)
 {
+	struct htbctl_meta *m = &r->s.m;
 	int rc;
 
-	r->s.m.flags |= META_F_RELOADING;
-	r->s.m.flags &= ~META_F_GENS_SYNCED;
-	rc = meta_write(r->meta_fd, &r->s.m);
+	m->flags |= META_F_RELOADING;
+	m->flags &= ~META_F_GENS_SYNCED;
+	/* Slots in use after the flip are below hiwater from now on, so a
+	 * reload after a crash reads them; and show can tell which tree is in
+	 * force if this one does not finish. */
+	if (r->nslots > m->hiwater)
+		m->hiwater = r->nslots;
+	m->pending_gen = r->next;
+	snprintf(m->pending_config, sizeof(m->pending_config), "%s", r->o->config);
+	rc = meta_write(r->meta_fd, m);
 	if (rc) {
 		p_err(r->ctx, "updating %s/%s/meta: %s; nothing changed", PIN_ROOT,
 		      r->o->ifname, strerror(-rc));
@@ -457,24 +568,6 @@ static int init_new_classes(struct reload_run *r)
 	return 0;
 }
 
-static const struct ent *kv_find(const struct kv *kv, const void *key)
-{
-	__u32 lo = 0, hi = kv->n;
-
-	while (lo < hi) {
-		__u32 mid = (lo + hi) / 2;
-		int c = memcmp(kv->e[mid].key, key, kv->ksize);
-
-		if (!c)
-			return &kv->e[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* After a failed write of classifiers 0..last: their old entries back. */
 static void put_back_entries(struct reload_run *r, int last)
 {
@@ -485,7 +578,7 @@ static void put_back_entries(struct reload_run *r, int last)
 			const struct ent *was = kv_find(&r->cur[c], r->upd[c].e[i].key);
 
 			if (was)
-				bpf_map_update_elem(fd, was->key, &was->val, BPF_ANY);
+				bpf_map_update_elem(fd, was->key, was->val, BPF_ANY);
 			else
 				bpf_map_delete_elem(fd, r->upd[c].e[i].key);
 		}
@@ -549,11 +642,13 @@ static int level_generations(struct reload_run *r)
 	struct htbctl_meta *m = &r->s.m;
 	int rc;
 
-	m->hiwater = r->nslots;
+	bool level = put_plan_conf(r, r->gen, r->cslots, r->nc, false) == 0;
+
+	for (int c = 0; c < HTB_NCLS && level; c++)
+		level = maps_put_cls(&r->maps, c, r->lvl[c].e, r->lvl[c].n) == 0;
 	m->reloads++;
 	snprintf(m->config, sizeof(m->config), "%s", r->o->config);
-	if (put_plan_conf(r, r->gen, r->cslots, r->nc, false) == 0 &&
-	    shadow_write(r->o->ifname, r->plan.cls, m->reloads) == 0)
+	if (level && shadow_write(r->o->ifname, r->plan.cls, m->reloads) == 0)
 		m->flags = (m->flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
 	rc = meta_write(r->meta_fd, m);
 	if (rc)
@@ -614,6 +709,7 @@ static void reload_free(struct reload_run *r)
 		kv_free(&r->cur[c]);
 		kv_free(&r->upd[c]);
 		kv_free(&r->del[c]);
+		kv_free(&r->lvl[c]);
 	}
 	if (r->inactive != r->active)
 		free(r->inactive);

@@ -116,6 +116,13 @@ int maps_open_pinned(const struct ctx *ctx, const char *ifname, struct maps *m)
 		}
 		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len) == 0)
 			m->max_entries[i] = info.max_entries;
+		if (i >= M_CLS && info.value_size != sizeof(struct htb_cls_val)) {
+			p_err(ctx, "%s has %u-byte values, not %zu: it was pinned by an "
+			      "older htbctl ('htbctl unload' and 'htbctl load' make it "
+			      "anew)", path, info.value_size, sizeof(struct htb_cls_val));
+			maps_close(m);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -352,13 +359,14 @@ static unsigned char *ent_keys(const struct ent *e, __u32 n, __u32 ksize)
 
 int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
 {
-	__u32 ksize = cls_desc[c].ksize, *vals = malloc((size_t)(n ? n : 1) * sizeof(*vals));
+	__u32 ksize = cls_desc[c].ksize;
+	struct htb_cls_val *vals = malloc((size_t)(n ? n : 1) * sizeof(*vals));
 	unsigned char *keys = ent_keys(e, n, ksize);
 	int rc = -ENOMEM;
 
 	if (keys && vals) {
 		for (__u32 i = 0; i < n; i++)
-			vals[i] = e[i].val;
+			memcpy(vals[i].slot, e[i].val, sizeof(vals[i].slot));
 		rc = map_update_many(m->fd[M_CLS + c], keys, ksize, vals, sizeof(*vals), n, 0);
 	}
 	free(keys);
@@ -382,7 +390,7 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 {
 	__u32 ksize = cls_desc[c].ksize;
 	void *keys = NULL, *vals = NULL;
-	long n = map_dump(m->fd[M_CLS + c], ksize, sizeof(__u32),
+	long n = map_dump(m->fd[M_CLS + c], ksize, sizeof(struct htb_cls_val),
 			  m->max_entries[M_CLS + c], &keys, &vals);
 	struct ent *e;
 
@@ -391,7 +399,7 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 	e = calloc(n ? n : 1, sizeof(*e));
 	for (long i = 0; e && i < n; i++) {
 		memcpy(e[i].key, (char *)keys + i * ksize, ksize);
-		e[i].val = ((__u32 *)vals)[i];
+		memcpy(e[i].val, ((struct htb_cls_val *)vals)[i].slot, sizeof(e[i].val));
 		if (cls_desc[c].lpm)
 			ent_normalize_lpm(&e[i], ksize);
 	}

@@ -69,10 +69,10 @@ long map_dump(int fd, __u32 ksize, __u32 vsize, __u32 max_entries,
 /* ---- the datapath's entries; each returns 0 or -errno ---- */
 
 /* One classifier map entry: a key (up to 20 bytes, zero-padded) and the
- * class slot it selects. */
+ * class slot it selects in each generation (struct htb_cls_val). */
 struct ent {
 	__u8 key[20];
-	__u32 val;
+	__u32 val[2];
 };
 
 /* class_conf of generation gen: conf[i] goes to slot slots[i]. */

@@ -2,10 +2,11 @@
 /*
  * What htbctl keeps in bpffs per device, under /sys/fs/bpf/htbctl/IFACE/:
  * every map of the program by its name (the state map as class_state), the
- * program as htb_egress, and `meta`, an array map htbctl creates itself
- * with what unload needs: the root qdisc that was there (replayable netlink
- * messages), whether clsact was created by htbctl, the filter's handle and
- * priority, and how far load got. See docs/loader.md.
+ * program as htb_egress, and two maps htbctl creates itself: `meta`, with
+ * what unload needs (the root qdisc that was there as replayable netlink
+ * messages, whether clsact was created by htbctl, the filter's handle and
+ * priority, how far load got), and `cls_shadow`, the classifier entries as
+ * last written (loader_plan.c). See docs/loader.md.
  */
 #ifndef HTBCTL_PINS_H
 #define HTBCTL_PINS_H
@@ -62,6 +63,10 @@ struct htbctl_meta {
 	__u32 hiwater;		/* slots ever used: class indexes are below it */
 	char config[256];	/* config path as given to the last (re)load */
 	__u64 netns_ino;	/* network namespace of the device (its nsfs inode) */
+	/* While META_F_RELOADING: the generation and config the reload
+	 * switches to (runtime.gen == pending_gen: the switch happened). */
+	__u32 pending_gen;
+	char pending_config[256];
 };
 
 /* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME". */

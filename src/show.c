@@ -238,6 +238,24 @@ static void sort_rows(struct snapshot *sn)
 	qsort(sn->rows, sn->nrows, sizeof(*sn->rows), row_cmp);
 }
 
+/* The config whose tree is in force. A reload that did not finish (meta
+ * still says RELOADING) switched to its tree if the generation flipped. */
+static void print_config(struct printer *p, const struct htbctl_meta *m, __u32 gen)
+{
+	bool interrupted = m->flags & META_F_RELOADING;
+	bool switched = interrupted && gen == m->pending_gen;
+
+	print_string(p, "config", "\n config %s", switched ? m->pending_config : m->config);
+	print_bool(p, "reload_interrupted", NULL, interrupted);
+	if (!interrupted)
+		return;
+	print_string(p, "reload_config", NULL, m->pending_config);
+	print_bool(p, "reload_switched", NULL, switched);
+	print_text(p, "\n a reload to %s did not finish: %s", m->pending_config,
+		   switched ? "its tree is in force" : "the tree before it is in force");
+	print_text(p, " (the next reload or load completes the change)");
+}
+
 static void print_device(struct printer *p, const char *ifname,
 			 const struct htbctl_meta *m, const struct snapshot *sn)
 {
@@ -257,7 +275,7 @@ static void print_device(struct printer *p, const char *ifname,
 		print_string(p, "qdisc", ", qdisc %s", m->ntxq > 1 ? "mq" : m->leaf_kind);
 		print_string(p, "qdisc_handle", " %s", tc_handle_str(m->our_root, h, sizeof(h)));
 	}
-	print_string(p, "config", "\n config %s", m->config);
+	print_config(p, m, sn->rt.gen & 1);
 	print_u64(p, "unclassified_packets", "\n unclassified: %llu pkt", ds->unclassified_packets);
 	print_u64(p, "unclassified_bytes", " %llu bytes", ds->unclassified_bytes);
 	print_u64(p, "control_packets", ", link control (ARP, ND, unshaped): %llu pkt", ds->control_packets);

@@ -34,8 +34,7 @@
 #define PU_CLASSID(idx)	((((idx) / 0xffffu + 1) << 16) | ((idx) % 0xffffu + 1))
 
 struct fx {
-	struct htbctl_bpf *skel;	/* NULL when opened from a file */
-	struct bpf_object *obj;
+	struct htbctl_bpf *skel;
 	struct maps maps;		/* the loader's view of the maps */
 	int prog, conf, state, rt, tree, dev_stats;
 	__u32 cap;
@@ -46,14 +45,8 @@ struct fx {
 
 static inline int fx_loaded(struct fx *f)
 {
-	if (f->skel) {
-		maps_from_skel(&f->maps, f->skel);
-		f->prog = bpf_program__fd(f->skel->progs.htb_egress);
-	} else {	/* an object file: no skeleton to name its maps */
-		for (int i = 0; i < M_NMAPS; i++)
-			f->maps.fd[i] = bpf_object__find_map_fd_by_name(f->obj, map_name(i));
-		f->prog = bpf_program__fd(bpf_object__find_program_by_name(f->obj, "htb_egress"));
-	}
+	maps_from_skel(&f->maps, f->skel);
+	f->prog = bpf_program__fd(f->skel->progs.htb_egress);
 	f->conf = f->maps.fd[M_CONF];
 	f->state = f->maps.fd[M_STATE];
 	f->rt = f->maps.fd[M_RUNTIME];
@@ -67,61 +60,42 @@ static inline int fx_loaded(struct fx *f)
 	return maps_set_runtime(&f->maps, &f->runtime);
 }
 
-/* Size the maps for cap classes (cls_prio too) and nconf conf slots. */
-static inline void fx_size(struct fx *f, __u32 nconf)
+/* Size the maps for cap classes (cls_prio too), both generations. */
+static inline void fx_size(struct fx *f)
 {
-	bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "class_state"), f->cap);
-	bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "class_conf"), nconf);
+	bpf_map__set_max_entries(f->skel->maps.class_state, f->cap);
+	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
 	if (f->cap > PU_MAXC)
-		bpf_map__set_max_entries(bpf_object__find_map_by_name(f->obj, "cls_prio"), f->cap);
-}
-
-static inline void fx_reset(struct fx *f, __u32 cap)
-{
-	memset(f, 0, sizeof(*f));
-	f->cap = cap ? cap : PU_MAXC;
+		bpf_map__set_max_entries(f->skel->maps.cls_prio, f->cap);
 }
 
 /* Open and load the program (the skeleton) with cap class slots (0:
- * PU_MAXC). Returns 0 or -errno. */
-static inline int fx_open(struct fx *f, __u32 cap)
+ * PU_MAXC); no_lock: the bench's variant without bpf_spin_locks (the
+ * load-time switch bench_no_lock). Returns 0 or -errno. */
+static inline int fx_open_variant(struct fx *f, __u32 cap, bool no_lock)
 {
 	int err;
 
-	fx_reset(f, cap);
+	memset(f, 0, sizeof(*f));
+	f->cap = cap ? cap : PU_MAXC;
 	f->skel = htbctl_bpf__open();
 	if (!f->skel)
 		return -errno;
-	f->obj = f->skel->obj;
-	fx_size(f, 2 * f->cap);
+	f->skel->rodata->bench_no_lock = no_lock;
+	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);
 }
 
-/* The same from an object file (the bench's lock-free variant); nconf:
- * conf slots (2 * cap for both generations, cap for generation 0 only). */
-static inline int fx_open_file(struct fx *f, const char *path, __u32 cap,
-			       __u32 nconf)
+static inline int fx_open(struct fx *f, __u32 cap)
 {
-	int err;
-
-	fx_reset(f, cap);
-	f->obj = bpf_object__open_file(path, NULL);
-	if (!f->obj)
-		return -errno;
-	fx_size(f, nconf);
-	err = bpf_object__load(f->obj);
-	return err ? err : fx_loaded(f);
+	return fx_open_variant(f, cap, false);
 }
 
 static inline void fx_close(struct fx *f)
 {
-	if (f->skel)
-		htbctl_bpf__destroy(f->skel);
-	else if (f->obj)
-		bpf_object__close(f->obj);
+	htbctl_bpf__destroy(f->skel);
 	f->skel = NULL;
-	f->obj = NULL;
 }
 
 static inline int fx_set_runtime(struct fx *f)
@@ -173,7 +147,7 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 		err = maps_init_state(&f->maps, &idx, &c, 1,
 				      f->runtime.test_now_ns ?: htb_clock_ns());
 	if (!err) {
-		struct ent e = { .val = idx };
+		struct ent e = { .val = { idx, idx } };
 
 		memcpy(e.key, &cid, sizeof(cid));
 		err = maps_put_cls(&f->maps, HTB_CLS_PRIO, &e, 1);

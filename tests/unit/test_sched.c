@@ -507,9 +507,11 @@ Test(sched, borrow_limit_reserved)
  * reasoning in include/htb_sched.h): seed 003's tree, B backlogged at its
  * ceil, A and C offering 400 Mbit/s each, so the parent has 100 Mbit/s to
  * spare. C must borrow 300 Mbit/s. Charged at now, C's packets leave at
- * once; charged at T, they queue behind B's frontier, at the limit.
+ * once. (Charged at T they queued behind B's frontier, at the limit: 99.9
+ * ms on average, measured here against the charge-at-T switch the header
+ * had up to commit 88e2a6e.)
  */
-static double mean_delay_of_c(__u32 charge_at_T, double *c_mbit)
+static double mean_delay_of_c(double *c_mbit)
 {
 	/* 1500-byte packets: A and C offer 400 Mbit/s, B 1200 */
 	const __u64 gap[4] = { 0, 1500 * SEC / MBIT(400), 1500 * SEC / MBIT(1200),
@@ -521,7 +523,6 @@ static double mean_delay_of_c(__u32 charge_at_T, double *c_mbit)
 	__u32 l;
 
 	seed003_tree(&t);
-	t.p.charge_at_T = charge_at_T;
 	while ((l = next_arrival(&t, next, gap, w1 + 200 * MS))) {
 		struct htb_decision d;
 
@@ -540,14 +541,10 @@ static double mean_delay_of_c(__u32 charge_at_T, double *c_mbit)
 
 Test(sched, charge_at_now_lets_siblings_borrow_without_delay)
 {
-	double c_now, c_T;
-	double d_now = mean_delay_of_c(0, &c_now);
-	double d_T = mean_delay_of_c(1, &c_T);
+	double c_mbit, d = mean_delay_of_c(&c_mbit);
 
-	cr_log_info("C borrowing next to a backlogged capped sibling: charged "
-		    "at now %.1f Mbit/s, mean delay %.2f ms; charged at T %.1f "
-		    "Mbit/s, mean delay %.2f ms", c_now, d_now, c_T, d_T);
-	cr_expect_geq(c_now, 399);
-	cr_expect_lt(d_now, 0.1);
-	cr_expect_gt(d_T, 50);	/* the rejected model queues C behind B */
+	cr_log_info("C borrowing next to a backlogged capped sibling: %.1f "
+		    "Mbit/s, mean delay %.2f ms", c_mbit, d);
+	cr_expect_geq(c_mbit, 399);
+	cr_expect_lt(d, 0.1);
 }

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# load, reload and unload killed at every bpf and netlink syscall in turn
+# (strace's fault injection: SIGKILL as the Nth call of one syscall
+# begins, so every call is a kill point once, before it runs; htbctl's own
+# process, not the probe children it forks). After each kill, and after
+# the next command, the attached program must classify every probe packet
+# by the old tree or every one by the new tree (tests/bpf/clsprobe asks
+# the kernel), and show must say whether a reload was interrupted and which
+# tree is in force. Two reloads: one that changes a rate and adds a class,
+# and one that moves matches between classes, adds a more specific prefix
+# in a new class, drops one, and removes a class.
+
+CLSPROBE=${HTBCTL%/htbctl}/tests/bpf/clsprobe
+KILL_SYSCALLS="bpf sendto sendmsg recvmsg recvfrom"
+
+# The probes, and the class each tree puts them in (clsprobe's fields).
+PROBES=(dst=198.18.9.9,dport=10194 dst=198.18.5.7 dst=198.18.5.200
+	dst=198.18.6.1 dst=198.18.7.70 dst=198.18.7.1 dst=198.18.8.1
+	prio=1:11 mark=5 dst=198.18.9.1)
+IN_A="1:10 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:30"
+IN_SMALL="1:14 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:14"
+IN_MOVED="1:11 1:11 1:12 1:10 1:11 1:11 1:30 1:11 1:30 1:30"
+
+tree_a() {
+	ini device default=1:30
+	ini 'class 1:1' rate=100mbit
+	ini 'class 1:10' parent=1:1 rate=10mbit 'match=udp dport 10194' \
+		'match=dst 198.18.5.0/24' 'match=dst 198.18.7.64/26'
+	ini 'class 1:11' parent=1:1 rate=10mbit 'match=dst 198.18.6.0/24' \
+		'match=dst 198.18.7.0/24'
+	ini 'class 1:13' parent=1:1 rate=10mbit 'match=mark 5'
+	ini 'class 1:30' parent=1:1 rate=10mbit
+}
+# A with 1:10 faster and a new class 1:14 for 198.18.9.0/24.
+tree_small() {
+	tree_a | sed '/^\[class 1:10\]/,/^\[/ s/^rate = 10mbit/rate = 20mbit/'
+	ini 'class 1:14' parent=1:1 rate=10mbit 'match=dst 198.18.9.0/24'
+}
+# The port and 198.18.5.0/24 move to 1:11, 198.18.6.0/24 to 1:10; a new
+# 1:12 takes 198.18.5.128/25 (inside the /24 1:11 now has); the /26 goes
+# (198.18.7.70 falls to the /24 of 1:11); 1:13 is removed.
+tree_moved() {
+	ini device default=1:30
+	ini 'class 1:1' rate=100mbit
+	ini 'class 1:10' parent=1:1 rate=10mbit 'match=dst 198.18.6.0/24'
+	ini 'class 1:11' parent=1:1 rate=10mbit 'match=udp dport 10194' \
+		'match=dst 198.18.5.0/24' 'match=dst 198.18.7.0/24'
+	ini 'class 1:12' parent=1:1 rate=10mbit 'match=dst 198.18.5.128/25'
+	ini 'class 1:30' parent=1:1 rate=10mbit
+}
+
+setup() {
+	[ -x "$CLSPROBE" ] || fail "$CLSPROBE not built (make tests)"
+	command -v strace > /dev/null || fail "strace is missing (scripts/setup.sh installs it)"
+	tree_a > "$tmp/a.ini"
+	tree_small > "$tmp/small.ini"
+	tree_moved > "$tmp/moved.ini"
+}
+
+# The classes the attached program gives the probes, space-separated.
+classes_now() { echo $(in_snd "$CLSPROBE" "$SND_IF" "${PROBES[@]}" 2>&1); }
+attached() { in_snd tc filter show dev "$SND_IF" egress 2> /dev/null | grep -q htb_egress; }
+
+# calls SYSCALL CMD...: how often CMD makes SYSCALL.
+calls() {
+	local sc=$1
+	shift
+	in_snd strace -qq -o "$tmp/trace" -e trace="$sc" "$@" > /dev/null 2>&1
+	grep -c "^$sc(" "$tmp/trace"
+}
+# killed SYSCALL N CMD...: CMD, killed as its Nth SYSCALL begins.
+killed() {
+	local sc=$1 n=$2
+	shift 2
+	in_snd strace -qq -o /dev/null -e trace="$sc" \
+		-e inject="$sc:signal=KILL:when=$n" "$@" > "$tmp/killed.out" 2>&1
+	return 0
+}
+
+# fresh CONFIG: CONFIG loaded on a device with nothing of htbctl before.
+fresh() {
+	h unload dev "$SND_IF" --force > /dev/null 2>&1
+	load_tree "$1" --no-qdisc
+}
+
+# After a reload from a.ini to NEW was killed (or not): the probes go by
+# one tree, and show says which, and whether the reload finished.
+check_reload_state() {	# new.ini expected-classes where
+	local new=$1 want_new=$2 at=$3 got tree cfg
+	got=$(classes_now)
+	case $got in
+	"$IN_A") tree=$tmp/a.ini ;;
+	"$want_new") tree=$tmp/$new ;;
+	*) fail "$at: the probes went by neither tree: $got" ;;
+	esac
+	h -j show dev "$SND_IF" interval 0 > "$tmp/show.json" 2> "$tmp/show.err" ||
+		fail "$at: show failed: $(oneline "$tmp/show.err")"
+	cfg=$(jq -r .config "$tmp/show.json")
+	[ "$cfg" = "$tree" ] || fail "$at: show names $cfg in force, the probes say $tree"
+	interrupted=$(jq -r ".reload_interrupted // false" "$tmp/show.json")
+}
+
+# reload_killed_everywhere NEW EXPECTED: kills reload a.ini -> NEW at every
+# call; after each, the state check, then the next reload finishes it.
+reload_killed_everywhere() {
+	local new=$1 want=$2 sc n max kills=0 interrupted
+	fresh "$tmp/a.ini"
+	[ "$(classes_now)" = "$IN_A" ] || fail "a.ini classifies $(classes_now), not $IN_A"
+	for sc in $KILL_SYSCALLS; do
+		fresh "$tmp/a.ini"
+		max=$(calls "$sc" "$HTBCTL" reload dev "$SND_IF" config "$tmp/$new")
+		for ((n = 1; n <= max; n++)); do
+			fresh "$tmp/a.ini"
+			killed "$sc" "$n" "$HTBCTL" reload dev "$SND_IF" config "$tmp/$new"
+			check_reload_state "$new" "$want" "reload killed at $sc #$n"
+			ok h reload dev "$SND_IF" config "$tmp/$new"
+			check_reload_state "$new" "$want" "reload after a kill at $sc #$n"
+			[ "$(classes_now)" = "$want" ] || fail "after the kill at $sc #$n and a reload: $(classes_now)"
+			[ "$interrupted" = false ] || fail "show still says interrupted after a reload"
+			kills=$((kills + 1))
+		done
+	done
+	[ $kills -gt 20 ] || fail "only $kills kill points"
+	note "$kills kill points"
+}
+
+test_reload_small_killed_everywhere() {
+	reload_killed_everywhere small.ini "$IN_SMALL"
+}
+test_reload_moving_matches_killed_everywhere() {
+	reload_killed_everywhere moved.ini "$IN_MOVED"
+}
+
+# A shows that a reload was interrupted, and which tree is in force.
+test_show_names_an_interrupted_reload() {
+	local n interrupted
+	fresh "$tmp/a.ini"
+	n=$(calls bpf "$HTBCTL" reload dev "$SND_IF" config "$tmp/moved.ini")
+	fresh "$tmp/a.ini"
+	killed bpf $((n - 1)) "$HTBCTL" reload dev "$SND_IF" config "$tmp/moved.ini"
+	check_reload_state moved.ini "$IN_MOVED" "reload killed at its last bpf call but one"
+	[ "$interrupted" = true ] || fail "show -j says reload_interrupted $interrupted"
+	h show dev "$SND_IF" interval 0 > "$tmp/show.txt" 2>&1
+	grep -q "reload to $tmp/moved.ini did not finish" "$tmp/show.txt" ||
+		fail "show's text does not say so: $(oneline "$tmp/show.txt")"
+}
+
+# After a killed load or unload: either the tree classifies (all of it) or
+# nothing of htbctl is attached; then the next command does what it says,
+# and unload --force leaves nothing.
+check_after_kill() {	# where
+	if attached; then
+		[ "$(classes_now)" = "$IN_A" ] || fail "$1: attached, and the probes go $(classes_now)"
+	fi
+}
+test_load_killed_everywhere() {
+	local sc n max kills=0
+	for sc in $KILL_SYSCALLS; do
+		max=$(calls "$sc" "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc)
+		ok h unload dev "$SND_IF"
+		for ((n = 1; n <= max; n++)); do
+			killed "$sc" "$n" "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+			check_after_kill "load killed at $sc #$n"
+			h unload dev "$SND_IF" --force > /dev/null 2>&1
+			nothing_left
+			load_tree "$tmp/a.ini" --no-qdisc
+			[ "$(classes_now)" = "$IN_A" ] || fail "load after the kill at $sc #$n: $(classes_now)"
+			ok h unload dev "$SND_IF"
+			kills=$((kills + 1))
+		done
+	done
+	[ $kills -gt 20 ] || fail "only $kills kill points"
+	note "$kills kill points"
+}
+test_unload_killed_everywhere() {
+	local sc n max kills=0
+	for sc in $KILL_SYSCALLS; do
+		fresh "$tmp/a.ini"
+		max=$(calls "$sc" "$HTBCTL" unload dev "$SND_IF")
+		for ((n = 1; n <= max; n++)); do
+			fresh "$tmp/a.ini"
+			killed "$sc" "$n" "$HTBCTL" unload dev "$SND_IF"
+			check_after_kill "unload killed at $sc #$n"
+			ok h unload dev "$SND_IF" --force
+			nothing_left
+			kills=$((kills + 1))
+		done
+	done
+	[ $kills -gt 5 ] || fail "only $kills kill points"
+	note "$kills kill points"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
