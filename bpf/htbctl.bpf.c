@@ -133,7 +133,7 @@ struct pkt {
 	__u8 family;		/* 4, 6 or 0 (not IP) */
 	__u8 l4proto;
 	__u8 has_ports;
-	__u8 pad;
+	__u8 dscp;		/* the DS field's upper six bits */
 	__u16 sport, dport;	/* host order */
 	__u8 saddr[16];
 	__u8 daddr[16];
@@ -173,6 +173,7 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		    ip.version != 4 || ip.ihl < 5)
 			return;
 		pk->family = 4;
+		pk->dscp = ip.tos >> 2;
 		__builtin_memcpy(pk->saddr, &ip.saddr, 4);
 		__builtin_memcpy(pk->daddr, &ip.daddr, 4);
 		/* no ports in non-first fragments */
@@ -186,6 +187,8 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof(ip6)))
 			return;
 		pk->family = 6;
+		/* traffic class: the version's low nibble, then flow_lbl's high */
+		pk->dscp = (ip6.priority << 2) | (ip6.flow_lbl[0] >> 6);
 		__builtin_memcpy(pk->saddr, &ip6.saddr, 16);
 		__builtin_memcpy(pk->daddr, &ip6.daddr, 16);
 		nexthdr = ip6.nexthdr;
@@ -245,11 +248,13 @@ static __always_inline __u32 lookup_port(__u8 proto, __u8 dir, __u16 port,
 	return cls_slot(bpf_map_lookup_elem(&cls_port, &key), gen);
 }
 
-#define ADDR_SKIP (HTB_SKIP_DST4 | HTB_SKIP_SRC4 | HTB_SKIP_DST6 | \
-		   HTB_SKIP_SRC6 | HTB_SKIP_PORT)
+/* The classifiers that need the packet's headers parsed. */
+#define PARSE_SKIP (HTB_SKIP_DSCP | HTB_SKIP_DST4 | HTB_SKIP_SRC4 | \
+		    HTB_SKIP_DST6 | HTB_SKIP_SRC6 | HTB_SKIP_PORT)
 
-/* Precedence (DESIGN.md): priority == leaf classid, mark, dst prefix, src
- * prefix, ports (dport before sport, protocol before any), cgroup. */
+/* Precedence (DESIGN.md): priority == leaf classid, mark, DSCP, dst
+ * prefix, src prefix, ports (dport before sport, protocol before any),
+ * cgroup. */
 static __always_inline __u32 classify(struct __sk_buff *skb,
 				      const struct htb_tree_conf *tc, __u32 gen)
 {
@@ -275,10 +280,15 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
 			return v;
 	}
 
-	if ((skip & ADDR_SKIP) != ADDR_SKIP) {
+	if ((skip & PARSE_SKIP) != PARSE_SKIP) {
 		struct pkt pk = {};
 
 		parse(skb, &pk);
+		if (pk.family && !(skip & HTB_SKIP_DSCP)) {
+			v = cls_slot(bpf_map_lookup_elem(&cls_dscp, &pk.dscp), gen);
+			if (v != HTB_NO_CLASS)
+				return v;
+		}
 		if (pk.family == 4) {
 			struct htb_lpm4_key k4 = { .prefixlen = 32 };
 

@@ -142,6 +142,7 @@ struct htb_tree_conf {
 #define HTB_CLASSIFIERS(X)							\
 	X(PRIO,   cls_prio,   __u32,               BPF_MAP_TYPE_HASH,     0, 0)	\
 	X(MARK,   cls_mark,   struct htb_mark_key, BPF_MAP_TYPE_HASH,     0, 7)	\
+	X(DSCP,   cls_dscp,   __u8,                BPF_MAP_TYPE_HASH,     0, 8)	\
 	X(DST4,   cls_dst4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 1) \
 	X(SRC4,   cls_src4,   struct htb_lpm4_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 2) \
 	X(DST6,   cls_dst6,   struct htb_lpm6_key, BPF_MAP_TYPE_LPM_TRIE, BPF_F_NO_PREALLOC, 3) \

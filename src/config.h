@@ -68,6 +68,8 @@ struct config_match {
 		struct htb_lpm6_key lpm6;
 		struct htb_port_key port;	/* proto 0 = any; port host order */
 		__u64 cgroup_id;		/* cgroup v2 id (inode number) */
+		__u64 dscp;			/* DSCP: bit N set = value N (0..63),
+						 * one map entry per bit */
 	} key;
 	char *cgroup_path;	/* CGROUP: the path as written */
 };

@@ -38,6 +38,8 @@ static int cmp_match(const void *pa, const void *pb)
 	} else if (a->kind == CONFIG_MATCH_CGROUP) {
 		if (a->key.cgroup_id != b->key.cgroup_id)
 			return a->key.cgroup_id < b->key.cgroup_id ? -1 : 1;
+	} else if (a->kind == CONFIG_MATCH_DSCP) {
+		;	/* in file order: the first claim of a value owns it */
 	} else {
 		c = memcmp(&a->key, &b->key, sizeof(a->key));
 		if (c)
@@ -68,7 +70,7 @@ static void conflict(struct cfg_parse *ps, const struct htb_config *cfg,
 			  tb, id, a->line);
 	else
 		cfg_error(&ps->diag, b->line, "'%s' %s '%s' of class %s (line %u)", tb,
-			  b->kind == CONFIG_MATCH_PORT ? "overlaps" : "is the same cgroup as",
+			  b->kind == CONFIG_MATCH_CGROUP ? "is the same cgroup as" : "overlaps",
 			  ta, id, a->line);
 }
 
@@ -109,6 +111,38 @@ static void check_ports(struct cfg_parse *ps, struct htb_config *cfg,
 	}
 }
 
+/* DSCP sets: each value belongs to one class; a map entry per value. */
+static void check_dscp(struct cfg_parse *ps, struct htb_config *cfg,
+		       const struct config_match **v, size_t n)
+{
+	const struct config_match *owner[64] = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		const struct config_match *told[64];
+		int ntold = 0;
+
+		for (int d = 0; d < 64; d++) {
+			bool again = false;
+
+			if (!(v[i]->key.dscp & (1ull << d)))
+				continue;
+			if (!owner[d]) {
+				owner[d] = v[i];
+				cfg->nkeys[CONFIG_MATCH_DSCP]++;
+				continue;
+			}
+			if (owner[d]->class_idx == v[i]->class_idx)
+				continue;
+			for (int k = 0; k < ntold; k++)	/* each clashing rule once */
+				again |= told[k] == owner[d];
+			if (!again) {
+				told[ntold++] = owner[d];
+				conflict(ps, cfg, owner[d], v[i]);
+			}
+		}
+	}
+}
+
 int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg)
 {
 	const struct config_match **v;
@@ -130,6 +164,12 @@ int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg)
 			for (j = i; j < n && v[j]->kind == CONFIG_MATCH_PORT; j++)
 				;
 			check_ports(ps, cfg, v + i, j - i);
+			continue;
+		}
+		if (v[i]->kind == CONFIG_MATCH_DSCP) {
+			for (j = i; j < n && v[j]->kind == CONFIG_MATCH_DSCP; j++)
+				;
+			check_dscp(ps, cfg, v + i, j - i);
 			continue;
 		}
 		cfg->nkeys[v[i]->kind]++;

@@ -17,7 +17,7 @@
 #include "units.h"
 
 #define MATCH_USAGE "expected src|dst PREFIX, [tcp|udp] sport|dport PORT[-PORT], " \
-	"mark VALUE[/MASK] or cgroup PATH"
+	"mark VALUE[/MASK], dscp VALUE[,VALUE...] or cgroup PATH"
 
 /* The next blank-separated word of *p into out; "" at the end. Returns
  * false if the word does not fit. */
@@ -225,6 +225,54 @@ static int parse_mark(struct cfg_parse *ps, unsigned line, const char *v,
 	return 0;
 }
 
+/* DSCP names (RFC 2474 class selectors, RFC 2597 assured forwarding,
+ * RFC 3246 expedited forwarding, RFC 5865 voice admit, RFC 8622 lower
+ * effort), as tc and iptables accept them. */
+static const struct { const char *name; __u8 value; } dscp_names[] = {
+	{ "cs0", 0 }, { "cs1", 8 }, { "cs2", 16 }, { "cs3", 24 }, { "cs4", 32 },
+	{ "cs5", 40 }, { "cs6", 48 }, { "cs7", 56 },
+	{ "af11", 10 }, { "af12", 12 }, { "af13", 14 }, { "af21", 18 },
+	{ "af22", 20 }, { "af23", 22 }, { "af31", 26 }, { "af32", 28 },
+	{ "af33", 30 }, { "af41", 34 }, { "af42", 36 }, { "af43", 38 },
+	{ "ef", 46 }, { "va", 44 }, { "le", 1 },
+};
+
+static int dscp_value(const char *s, __u64 *out)
+{
+	for (size_t i = 0; i < sizeof(dscp_names) / sizeof(dscp_names[0]); i++) {
+		if (!strcasecmp(s, dscp_names[i].name)) {
+			*out = dscp_names[i].value;
+			return 0;
+		}
+	}
+	return parse_uint(s, 10, 63, out) == UNIT_OK ? 0 : -1;
+}
+
+/* dscp VALUE[,VALUE...]: values 0..63 (the DS field's upper six bits, in
+ * IPv4's TOS byte and IPv6's traffic class) or their names. */
+static int parse_dscp(struct cfg_parse *ps, unsigned line, const char *v,
+		      const char *list, struct config_match *m)
+{
+	char buf[80], *save = NULL;
+
+	if (!*list)
+		return match_err(ps, line, v, "%s", "missing value after 'dscp' "
+				 "(0..63 or a name such as ef, af41, cs1)");
+	if (list[strlen(list) - 1] == ',' || strstr(list, ",,") || *list == ',')
+		return match_err(ps, line, v, "empty DSCP value in '%s'", list);
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		__u64 d;
+
+		if (dscp_value(w, &d))
+			return match_err(ps, line, v, "invalid DSCP '%s' (expected 0..63 "
+					 "or a name such as ef, af41, cs1)", w);
+		m->key.dscp |= 1ull << d;
+	}
+	m->kind = CONFIG_MATCH_DSCP;
+	return 0;
+}
+
 static bool is_cgroup2(const char *path)
 {
 	struct statfs sf;
@@ -313,7 +361,7 @@ int cfg_parse_match(struct cfg_parse *ps, const char *v, unsigned line,
 		    struct config_match *m)
 {
 	static const char *const words[] = {
-		"src", "dst", "sport", "dport", "tcp", "udp", "mark", "cgroup"
+		"src", "dst", "sport", "dport", "tcp", "udp", "mark", "dscp", "cgroup"
 	};
 	char w1[16], w2[80], w3[80];
 	const char *p = v, *sug;
@@ -359,6 +407,8 @@ int cfg_parse_match(struct cfg_parse *ps, const char *v, unsigned line,
 		ret = parse_ports(ps, line, v, w2, m);
 	} else if (!strcmp(w1, "mark")) {
 		ret = parse_mark(ps, line, v, w2, m);
+	} else if (!strcmp(w1, "dscp")) {
+		ret = parse_dscp(ps, line, v, w2, m);
 	} else {
 		goto unknown;
 	}
@@ -401,6 +451,17 @@ char *cfg_sprint_prefix(const struct config_match *m, char *buf, size_t len)
 	return buf;
 }
 
+char *cfg_sprint_dscp(__u64 mask, char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int d = 0; d < 64 && off < len; d++)
+		if (mask & (1ull << d))
+			off += snprintf(buf + off, len - off, "%s%d", off ? "," : "", d);
+	return buf;
+}
+
 char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len)
 {
 	char a[CFG_PREFIX_BUF];
@@ -428,6 +489,13 @@ char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len)
 				 m->key.port.dir == HTB_PORT_DST ? "dport" : "sport",
 				 m->key.port.port);
 		break;
+	case CONFIG_MATCH_DSCP:
+	{
+		char d[CFG_DSCP_BUF];
+
+		snprintf(buf, len, "dscp %s", cfg_sprint_dscp(m->key.dscp, d, sizeof(d)));
+		break;
+	}
 	case CONFIG_MATCH_CGROUP:
 		snprintf(buf, len, "cgroup %s", m->cgroup_path ? m->cgroup_path : "?");
 		break;

@@ -37,6 +37,14 @@ static void print_match(struct printer *p, const struct config_match *m,
 		print_u64(p, "value", "0x%llx", m->key.mark.value);
 		print_u64(p, "mask", "/0x%llx", m->key.mark.mask);
 		break;
+	case CONFIG_MATCH_DSCP:
+		print_string(p, "type", "%s ", "dscp");
+		print_open_array(p, "values");
+		for (int d = 0, n = 0; d < 64; d++)
+			if (m->key.dscp & (1ull << d))
+				print_u64(p, NULL, n++ ? ",%llu" : "%llu", d);
+		print_close_array(p);
+		break;
 	case CONFIG_MATCH_CGROUP:
 		print_string(p, "type", "%s ", "cgroup");
 		print_string(p, "path", "%s", m->cgroup_path);

@@ -99,6 +99,9 @@ char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len);
 const char *cfg_prefix_dir(const struct config_match *m);
 char *cfg_sprint_prefix(const struct config_match *m, char *buf, size_t len);
 #define CFG_PREFIX_BUF (INET6_ADDRSTRLEN + 4)
+/* A DSCP set as "N,N,...", ascending: all 64 values fit. */
+char *cfg_sprint_dscp(__u64 mask, char *buf, size_t len);
+#define CFG_DSCP_BUF 192
 
 /* config_resolve.c */
 int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg);

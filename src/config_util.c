@@ -100,8 +100,10 @@ const char *cfg_suggest(const char *word, const char *const *cands, size_t n)
 		if (lc > SUGGEST_MAX)
 			continue;
 		d = edit_distance(word, cands[i]);
-		/* a likely typo: one edit in a short word, two otherwise */
-		limit = lc <= 3 ? 1 : 2;
+		/* a likely typo: one edit (a transposition counts one) in a word
+		 * of up to four letters, two in a longer one: two edits turn
+		 * 'sctp' into 'dscp', which no one mistypes */
+		limit = lc <= 4 ? 1 : 2;
 		if (d <= limit && d < best_d) {
 			best = cands[i];
 			best_d = d;

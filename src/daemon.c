@@ -1,47 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * daemon (src/cmd_daemon.c parses its arguments): load FILE (or adopt a
- * load that is there and bring it to FILE), then reload whenever FILE
- * changes, and load again if the attachment disappears (clsact deleted,
- * device re-created). SIGINT/SIGTERM end it and leave IFACE shaped.
+ * load that is there and bring it to FILE), then reload whenever FILE's
+ * text changes, and load again if the attachment disappears (clsact
+ * deleted, device re-created). SIGHUP re-reads FILE and applies it;
+ * SIGINT/SIGTERM end the daemon and leave IFACE shaped. One daemon per
+ * device (daemon_lock.c).
  *
- * FILE is watched through its directory with inotify, so editors that
- * write a new file and rename it over the old one are seen too; changes
- * are applied once they have been quiet for DEBOUNCE_MS. A bad file is
- * reported and the tree in force stays.
+ * FILE is watched through its directory (daemon_watch.c). After a change
+ * the daemon waits until the directory has been quiet for the debounce,
+ * and until a writer of FILE has closed it; then it reads FILE, waits the
+ * debounce again and reads it again, and applies the text only if both
+ * reads agree: exactly that text, handed to load or reload, so what is
+ * applied is what was compared. Text equal to what is in force changes
+ * nothing. A bad file is reported and the tree in force stays; the daemon
+ * keeps the text of the last tree it applied, and re-attaches that one
+ * when the file on disk is bad.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <libgen.h>
-#include <limits.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
 
+#include "daemon.h"
 #include "loader.h"
 
-#define DEBOUNCE_MS	200
-#define CHECK_MS	2000	/* how often the attachment is checked */
+/* A config's text, as read (malloc'ed, not terminated); buf NULL: none. */
+struct text {
+	char *buf;
+	size_t len;
+};
 
-static volatile sig_atomic_t stop_signal;
+enum file_state { FILE_OK, FILE_GONE, FILE_UNREADABLE };
 
-static void on_signal(int sig)
+struct daemon {
+	const struct ctx *ctx;
+	struct load_opts *o;
+	struct watch w;
+	int lock;			/* daemon_lock's */
+	int sfd;			/* signalfd: SIGHUP, SIGINT, SIGTERM */
+	sigset_t old_mask;		/* before they were blocked for it */
+	int stop;			/* the signal that ends it; 0: running */
+	struct text good;		/* the last text applied: the tree in force */
+	struct text rejected;		/* the last text that did not apply */
+	struct text candidate;		/* read once; applied if the next read agrees */
+	enum file_state file;		/* what the last read found */
+	bool dev_gone;			/* said so */
+	bool said_stuck;		/* said that there is no tree to re-attach */
+};
+
+static void text_free(struct text *t)
 {
-	stop_signal = sig;
+	free(t->buf);
+	t->buf = NULL;
+	t->len = 0;
 }
 
-static __u64 mono_ms(void)
+/* to takes over from's buffer. */
+static void text_move(struct text *to, struct text *from)
 {
-	struct timespec ts;
+	text_free(to);
+	*to = *from;
+	from->buf = NULL;
+	from->len = 0;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+static bool text_same(const struct text *a, const struct text *b)
+{
+	return a->buf && b->buf && a->len == b->len && !memcmp(a->buf, b->buf, a->len);
 }
 
 /* What the pins say about IFACE right now, quietly. */
@@ -55,161 +88,357 @@ static enum pin_state state_of(const char *ifname, int *ifindex)
 	return pins_check(ifname, *ifindex, &m, &have_meta, why, sizeof(why));
 }
 
-/* Load, or bring an existing load to FILE; after stale pins (attachment
- * gone, device re-created) clear them first. Returns 0 when IFACE is
- * shaped by FILE's tree (or the last good one). */
-static int ensure(const struct ctx *ctx, struct load_opts *o, bool apply_file)
-{
-	int ifindex;
+/* ---- the file ---- */
 
+/* Reads FILE into *t. A change of what the reads find (deleted, there
+ * again, unreadable) is logged once, not at every try. */
+static int read_file(struct daemon *d, struct text *t)
+{
+	const char *path = d->o->config;
+	struct stat st;
+
+	t->buf = NULL;
+	if (stat(path, &st) < 0 && errno == ENOENT) {
+		if (d->file != FILE_GONE)
+			p_warn(d->ctx, "daemon: %s was deleted (or is a dangling link); the "
+			       "tree in force stays", path);
+		d->file = FILE_GONE;
+		return -1;
+	}
+	if (config_read_file(path, &t->buf, &t->len,
+			     d->file == FILE_UNREADABLE ? NULL : stderr)) {
+		if (d->file != FILE_UNREADABLE)
+			p_warn(d->ctx, "daemon: %s cannot be read; the tree in force stays", path);
+		d->file = FILE_UNREADABLE;
+		return -1;
+	}
+	if (d->file == FILE_GONE)
+		p_info(d->ctx, "daemon: %s is there again", path);
+	d->file = FILE_OK;
+	return 0;
+}
+
+/* t resolves to a tree. Its problems are printed as FILE:LINE unless it
+ * is the text that was rejected last, whose problems were printed then. */
+static bool text_valid(const struct daemon *d, const struct text *t)
+{
+	FILE *diag = text_same(t, &d->rejected) ? NULL : stderr;
+	struct htb_config cfg;
+	int rc = config_parse_string(t->buf, t->len, d->o->config, &cfg, diag);
+
+	config_free(&cfg);
+	return rc == 0;
+}
+
+/* ---- putting a text in force ---- */
+
+/* Reload t when IFACE is loaded, else load it (after clearing stale pins:
+ * attachment gone, device re-created). 0 when t's tree is in force. */
+static int put_in_force(struct daemon *d, const struct text *t)
+{
+	struct load_opts *o = d->o;
+	int ifindex, rc = -1;
+
+	o->config_text = t->buf;
+	o->config_len = t->len;
 	switch (state_of(o->ifname, &ifindex)) {
 	case PINS_OK:
-		return apply_file ? (loader_reload(ctx, o) == EXIT_OK ? 0 : -1) : 0;
+		rc = loader_reload(d->ctx, o) == EXIT_OK ? 0 : -1;
+		break;
 	case PINS_FOREIGN:
 	case PINS_UNTRUSTED:
-		return -1;
+		break;
 	case PINS_STALE:
 		if (!ifindex)
-			return -1;	/* the device is gone: wait for it */
-		p_warn(ctx, "daemon: htbctl's attachment to %s is gone; loading again",
+			break;	/* the device is gone: wait for it */
+		p_warn(d->ctx, "daemon: htbctl's attachment to %s is gone; loading again",
 		       o->ifname);
 		o->force = true;
-		loader_unload(ctx, o);
+		loader_unload(d->ctx, o);
 		o->force = false;
 		/* fall through */
 	case PINS_NONE:
-		if (!ifindex)
-			return -1;
-		return loader_load(ctx, o) == EXIT_OK ? 0 : -1;
+		if (ifindex)
+			rc = loader_load(d->ctx, o) == EXIT_OK ? 0 : -1;
+		break;
 	}
-	return -1;
+	o->config_text = NULL;
+	o->config_len = 0;
+	return rc;
 }
 
-/* The config file, watched through its directory. */
-struct watch {
-	int fd;
-	char base[PATH_MAX];		/* the file's name in its directory */
-	__u64 pending;			/* when to apply a change (0: none) */
-};
-
-static int watch_open(const struct ctx *ctx, const char *path, struct watch *w)
+/* Applies t (taken over): in force, it is the good text; if not, it is
+ * not tried again until the file changes (or SIGHUP). */
+static void apply(struct daemon *d, struct text *t)
 {
-	char dirbuf[PATH_MAX], basebuf[PATH_MAX];
-
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	snprintf(basebuf, sizeof(basebuf), "%s", path);
-	snprintf(w->base, sizeof(w->base), "%s", basename(basebuf));
-	w->pending = 0;
-	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (w->fd < 0) {
-		p_err(ctx, "inotify: %s", strerror(errno));
-		return -1;
+	if (put_in_force(d, t) == 0) {
+		text_move(&d->good, t);
+		text_free(&d->rejected);
+		d->said_stuck = false;
+		return;
 	}
-	if (inotify_add_watch(w->fd, dirname(dirbuf), IN_CLOSE_WRITE | IN_MOVED_TO |
-			      IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB) < 0) {
-		p_err(ctx, "watching %s: %s", dirname(dirbuf), strerror(errno));
-		close(w->fd);
-		return -1;
-	}
-	return 0;
+	p_warn(d->ctx, "daemon: %s not applied; the tree in force stays", d->o->config);
+	text_move(&d->rejected, t);
 }
 
-/* Reads the events there are; an event for the file (re)arms the
- * debounce timer. */
-static void watch_read(struct watch *w)
+/* The debounce ran out: read the file, and apply it if this read agrees
+ * with the one a debounce ago and the text is new. */
+static void file_changed(struct daemon *d)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
-	ssize_t len;
+	struct watch *w = &d->w;
+	__u64 now = daemon_now_ms();
+	struct text t;
 
-	while ((len = read(w->fd, buf, sizeof(buf))) > 0) {
-		for (char *p = buf; p < buf + len; ) {
-			struct inotify_event *ev = (struct inotify_event *)p;
+	if (w->wd < 0 || w->lost)
+		watch_check(d->ctx, w);
+	if (w->writing && now - w->last_event < DAEMON_WRITER_MS) {
+		w->pending = w->last_event + DAEMON_WRITER_MS;	/* wait for the close */
+		return;
+	}
+	if (w->writing)
+		p_warn(d->ctx, "daemon: %s is still open for writing, unchanged for %d s; "
+		       "reading it as it is", d->o->config, DAEMON_WRITER_MS / 1000);
+	w->writing = false;
+	if (d->dev_gone || read_file(d, &t))
+		return;		/* the re-attach or the next change reads it */
+	if (text_same(&t, &d->good) || text_same(&t, &d->rejected)) {
+		text_free(&t);
+		text_free(&d->candidate);
+	} else if (!text_same(&t, &d->candidate)) {
+		text_move(&d->candidate, &t);	/* read again a debounce later */
+		w->pending = now + DAEMON_DEBOUNCE_MS;
+	} else {
+		text_free(&t);
+		apply(d, &d->candidate);
+	}
+}
 
-			if (ev->len && !strcmp(ev->name, w->base))
-				w->pending = mono_ms() + DEBOUNCE_MS;
-			p += sizeof(*ev) + ev->len;
+static void on_sighup(struct daemon *d)
+{
+	struct text t;
+
+	p_info(d->ctx, "daemon: SIGHUP: re-reading %s", d->o->config);
+	text_free(&d->candidate);
+	d->file = FILE_OK;	/* say again what is wrong with it */
+	if (read_file(d, &t) == 0)
+		apply(d, &t);
+}
+
+/* ---- keeping IFACE shaped ---- */
+
+/* The text to load on a device that lost its tree: FILE read into *file
+ * if it is good (or is the good text), else the last good text, with *bad
+ * saying what is wrong with FILE. NULL: there is nothing to load. */
+static const struct text *reattach_text(struct daemon *d, struct text *file,
+					const char **bad)
+{
+	*bad = NULL;
+	if (d->w.writing && d->good.buf) {
+		*bad = "being written";	/* the change is applied once it is closed */
+	} else if (read_file(d, file) == 0) {
+		if (text_same(file, &d->good) || text_valid(d, file))
+			return file;
+		text_move(&d->rejected, file);	/* its problems are said once */
+		*bad = "invalid";
+	} else {
+		*bad = d->file == FILE_GONE ? "gone" : "unreadable";
+	}
+	if (d->good.buf)
+		return &d->good;
+	if (!d->said_stuck)
+		p_warn(d->ctx, "daemon: %s on disk is %s and no tree was applied before; %s "
+		       "stays unshaped until the file is good", d->o->config, *bad,
+		       d->o->ifname);
+	d->said_stuck = true;
+	return NULL;
+}
+
+/* IFACE is there but not shaped by htbctl: load again. A failure is tried
+ * again at the next check. */
+static void reattach(struct daemon *d)
+{
+	struct text file = { 0 };
+	const struct text *t;
+	const char *bad;
+
+	t = reattach_text(d, &file, &bad);
+	if (t && put_in_force(d, t) == 0) {
+		if (bad)
+			p_warn(d->ctx, "daemon: %s on disk is %s; re-attached the last good "
+			       "tree to %s", d->o->config, bad, d->o->ifname);
+		if (t == &file)
+			text_move(&d->good, &file);
+		text_free(&d->candidate);
+	}
+	text_free(&file);
+}
+
+/* Every DAEMON_CHECK_MS: the directory, the device, the attachment. */
+static void check(struct daemon *d)
+{
+	const char *ifname = d->o->ifname;
+	int ifindex;
+
+	watch_check(d->ctx, &d->w);
+	if (!if_nametoindex(ifname)) {
+		if (!d->dev_gone)
+			p_warn(d->ctx, "daemon: %s is gone; waiting for it to come back", ifname);
+		d->dev_gone = true;
+		return;
+	}
+	if (d->dev_gone)
+		p_info(d->ctx, "daemon: %s is back; attaching again", ifname);
+	d->dev_gone = false;
+	if (state_of(ifname, &ifindex) != PINS_OK)
+		reattach(d);
+}
+
+/* ---- the loop ---- */
+
+/* The signals come as reads of a signalfd, so that none interrupts a
+ * load or reload half-way: each waits for the loop. */
+static void read_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo != SIGHUP)
+			d->stop = (int)si.ssi_signo;
+		else if (!d->stop)
+			on_sighup(d);
+	}
+}
+
+/* Waits for a file event, a signal, the debounce timer or the next check. */
+static void wait_event(struct daemon *d, __u64 next_check)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = d->w.fd, .events = POLLIN },
+		{ .fd = d->sfd, .events = POLLIN },
+	};
+	__u64 now = daemon_now_ms(), until = next_check;
+
+	if (d->w.pending && d->w.pending < until)
+		until = d->w.pending;
+	if (poll(pfd, 2, until > now ? (int)(until - now) : 0) <= 0)
+		return;
+	if (pfd[0].revents)
+		watch_read(&d->w);
+	if (pfd[1].revents)
+		read_signals(d);
+}
+
+static void serve(struct daemon *d)
+{
+	__u64 next_check = daemon_now_ms() + DAEMON_CHECK_MS, now;
+
+	while (!d->stop) {
+		wait_event(d, next_check);
+		if (d->stop)
+			break;
+		now = daemon_now_ms();
+		if (d->w.pending && now >= d->w.pending) {
+			watch_timer_done(&d->w);
+			file_changed(d);
+		}
+		if (now >= next_check) {
+			next_check = now + DAEMON_CHECK_MS;
+			check(d);
 		}
 	}
-}
-
-/* Waits for a file event, the debounce timer or the next check. */
-static void wait_event(struct watch *w, __u64 next_check)
-{
-	struct pollfd pfd = { .fd = w->fd, .events = POLLIN };
-	__u64 now = mono_ms();
-	int timeout = (int)(next_check > now ? next_check - now : 0);
-
-	if (w->pending && (int)(w->pending - now) < timeout)
-		timeout = w->pending > now ? (int)(w->pending - now) : 0;
-	if (poll(&pfd, 1, timeout) > 0)
-		watch_read(w);
 }
 
 /* The first load or adoption: fatal unless a tree stays in force. */
-static int start(const struct ctx *ctx, struct load_opts *o)
+static int start(struct daemon *d)
 {
+	struct text t = { 0 };
 	int ifindex;
 
-	if (ensure(ctx, o, true) == 0)
-		return 0;
-	if (state_of(o->ifname, &ifindex) != PINS_OK) {
-		p_err(ctx, "daemon: %s is not shaped; giving up", o->ifname);
+	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0) {
+		if (put_in_force(d, &t) == 0) {
+			text_move(&d->good, &t);
+			return 0;
+		}
+		text_move(&d->rejected, &t);
+	}
+	if (state_of(d->o->ifname, &ifindex) != PINS_OK) {
+		p_err(d->ctx, "daemon: %s is not shaped; giving up", d->o->ifname);
 		return -1;
 	}
-	p_warn(ctx, "daemon: %s stays shaped by the tree in force", o->ifname);
+	p_warn(d->ctx, "daemon: %s stays shaped by the tree in force", d->o->ifname);
 	return 0;
 }
 
-static void serve(const struct ctx *ctx, struct load_opts *o, struct watch *w)
-{
-	__u64 next_check = mono_ms() + CHECK_MS, now;
-	int ifindex;
+/* ---- setting up ---- */
 
-	while (!stop_signal) {
-		wait_event(w, next_check);
-		now = mono_ms();
-		if (w->pending && now >= w->pending) {
-			w->pending = 0;
-			if (access(o->config, R_OK) == 0 && ensure(ctx, o, true))
-				p_warn(ctx, "daemon: %s not applied; the tree in force "
-				       "stays", o->config);
-			fflush(stdout);
-		}
-		if (now >= next_check) {
-			next_check = now + CHECK_MS;
-			if (state_of(o->ifname, &ifindex) != PINS_OK) {
-				ensure(ctx, o, false);
-				fflush(stdout);
-			}
-		}
+static int signals_open(struct daemon *d)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, &d->old_mask) < 0)
+		return -1;
+	d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (d->sfd < 0) {
+		p_err(d->ctx, "daemon: signalfd: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &d->old_mask, NULL);
+		return -1;
 	}
+	signal(SIGPIPE, SIG_IGN);
+	/* a log file gets the summaries on stdout in order with stderr's lines */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return 0;
 }
 
-int daemon_run(const struct ctx *ctx, struct load_opts *o)
+static void daemon_close(struct daemon *d)
+{
+	if (d->sfd >= 0) {
+		close(d->sfd);
+		sigprocmask(SIG_SETMASK, &d->old_mask, NULL);
+	}
+	if (d->w.fd >= 0)
+		watch_close(&d->w);
+	if (d->lock >= 0)
+		close(d->lock);
+	text_free(&d->good);
+	text_free(&d->rejected);
+	text_free(&d->candidate);
+}
+
+/* The checks, the lock, the watch and the signals, in that order: a
+ * refused daemon changes nothing. */
+static int daemon_open(struct daemon *d)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "daemon", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
 		.want = WANT_NOTHING,
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
 	struct session s;
-	struct watch w;
-	int rc = session_open(&s, ctx, &cmd, o->ifname);
+	int rc = session_open(&s, d->ctx, &cmd, d->o->ifname);
 
 	session_close(&s);	/* each load and reload takes the lock itself */
-	if (rc || watch_open(ctx, o->config, &w))
-		return EXIT_FAIL;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	if (start(ctx, o)) {
-		close(w.fd);
-		return EXIT_FAIL;
+	if (rc)
+		return -1;
+	d->lock = daemon_lock(d->ctx, d->o->ifname);
+	if (d->lock < 0 || watch_open(d->ctx, d->o->config, &d->w))
+		return -1;
+	return signals_open(d);
+}
+
+int daemon_run(const struct ctx *ctx, struct load_opts *o)
+{
+	struct daemon d = { .ctx = ctx, .o = o, .lock = -1, .sfd = -1, .w.fd = -1 };
+	int rc = daemon_open(&d);
+
+	if (rc == 0)
+		rc = start(&d);
+	if (rc == 0) {
+		serve(&d);
+		p_info(ctx, "daemon: %s, leaving %s shaped", strsignal(d.stop), o->ifname);
 	}
-	fflush(stdout);
-	serve(ctx, o, &w);
-	p_info(ctx, "daemon: %s, leaving %s shaped", strsignal(stop_signal), o->ifname);
-	close(w.fd);
-	return EXIT_OK;
+	daemon_close(&d);
+	return rc ? EXIT_FAIL : EXIT_OK;
 }

@@ -127,7 +127,7 @@ void plan_free(struct plan *p)
 }
 
 /* A match's entries: its key as the map has it (the config parsed it in
- * that layout), a port range expanded to one entry per port. */
+ * that layout), a port range or a DSCP set expanded to one entry each. */
 static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 {
 	struct kv *kv = &p->cls[m->kind];
@@ -142,6 +142,12 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 			k.port = (__u16)port;
 			rc = kv_push(kv, &k, slot);
 		}
+		return rc;
+	}
+	if (m->kind == CONFIG_MATCH_DSCP) {
+		for (__u8 d = 0; d < 64 && !rc; d++)
+			if (m->key.dscp & (1ull << d))
+				rc = kv_push(kv, &d, slot);
 		return rc;
 	}
 	rc = kv_push(kv, &m->key, slot);

@@ -59,10 +59,11 @@ static const struct cmd cmds[] = {
 	  "Needs no privileges." },
 	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc]",
 	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped",
-	  "Loads FILE (or adopts an existing load), then reloads whenever FILE "
-	  "changes; a bad FILE is reported and the tree in force stays. Loads again "
-	  "if the attachment disappears. --no-qdisc as for load. Exits on SIGINT or "
-	  "SIGTERM, leaving IFACE shaped." },
+	  "Loads FILE (or adopts an existing load), then reloads whenever FILE's "
+	  "text changes; a bad FILE is reported and the tree in force stays. Loads "
+	  "again if the attachment disappears (the last good tree if FILE is bad). "
+	  "SIGHUP re-reads FILE. One daemon per device (lock in /run/htbctl). "
+	  "--no-qdisc as for load. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))

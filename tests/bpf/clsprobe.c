@@ -5,6 +5,7 @@
  * comma-separated fields (defaults in brackets):
  *   proto=udp|tcp [udp]  src=ADDR [198.18.0.1]  dst=ADDR [198.18.1.1]
  *   sport=N [5000]  dport=N [6000]  mark=N [0]  prio=MAJ:MIN [none]
+ *   dscp=N [0]
  * The pinned program runs each packet once (BPF_PROG_TEST_RUN); the leaf
  * whose packet or drop counter moved is the answer, printed as its class
  * id on a line of its own, or "unshaped" when none moved. For tests
@@ -19,7 +20,19 @@
 #include "prog_util.h"
 #include "pins.h"
 
-static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in)
+/* The packet's DS field (IPv4 TOS, IPv6 traffic class), upper six bits. */
+static void set_dscp(struct pkt *p, int v6, unsigned dscp)
+{
+	if (!v6)
+		p->data[15] = (__u8)(dscp << 2);
+	else {
+		p->data[14] = (__u8)(0x60 | dscp >> 2);
+		p->data[15] = (__u8)((p->data[15] & 0x3f) | (dscp & 3) << 6);
+	}
+}
+
+static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in,
+		      unsigned *dscp)
 {
 	static char src[64], dst[64];
 	char *save = NULL;
@@ -28,6 +41,7 @@ static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in)
 				.dst = "198.18.1.1", .sport = 5000, .dport = 6000,
 				.payload = 58 };
 	memset(in, 0, sizeof(*in));
+	*dscp = 0;
 	for (char *f = strtok_r(spec, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
 		char *v = strchr(f, '=');
 		unsigned maj, min;
@@ -45,6 +59,8 @@ static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in)
 			s->sport = (__u16)strtoul(v, NULL, 0);
 		else if (!strcmp(f, "dport"))
 			s->dport = (__u16)strtoul(v, NULL, 0);
+		else if (!strcmp(f, "dscp"))
+			*dscp = (unsigned)strtoul(v, NULL, 0) & 63;
 		else if (!strcmp(f, "mark"))
 			in->mark = (__u32)strtoul(v, NULL, 0);
 		else if (!strcmp(f, "prio") && sscanf(v, "%x:%x", &maj, &min) == 2)
@@ -101,13 +117,15 @@ int main(int argc, char **argv)
 		struct pkt_spec s;
 		struct run_in in;
 		struct pkt p;
+		unsigned dscp;
 		int leaf;
 
-		if (parse_spec(argv[i], &s, &in)) {
+		if (parse_spec(argv[i], &s, &in, &dscp)) {
 			fprintf(stderr, "clsprobe: bad packet spec '%s'\n", argv[i]);
 			return 2;
 		}
 		pkt_build(&p, &s);
+		set_dscp(&p, s.v6, dscp);
 		if (array_read(f.maps.fd[M_STATE], 0, cap, before, sizeof(*before), BPF_F_LOCK) ||
 		    fx_run(&f, &p, &in, NULL) ||
 		    array_read(f.maps.fd[M_STATE], 0, cap, after, sizeof(*after), BPF_F_LOCK)) {

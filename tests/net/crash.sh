@@ -10,7 +10,6 @@
 # and one that moves matches between classes, adds a more specific prefix
 # in a new class, drops one, and removes a class.
 
-CLSPROBE=${HTBCTL%/htbctl}/tests/bpf/clsprobe
 KILL_SYSCALLS="bpf sendto sendmsg recvmsg recvfrom"
 
 # The probes, and the class each tree puts them in (clsprobe's fields).
@@ -50,6 +49,7 @@ tree_moved() {
 }
 
 setup() {
+	CLSPROBE=${HTBCTL%/htbctl}/tests/bpf/clsprobe
 	[ -x "$CLSPROBE" ] || fail "$CLSPROBE not built (make tests)"
 	command -v strace > /dev/null || fail "strace is missing (scripts/setup.sh installs it)"
 	tree_a > "$tmp/a.ini"
@@ -100,28 +100,46 @@ check_reload_state() {	# new.ini expected-classes where
 	interrupted=$(jq -r ".reload_interrupted // false" "$tmp/show.json")
 }
 
-# reload_killed_everywhere NEW EXPECTED: kills reload a.ini -> NEW at every
-# call; after each, the state check, then the next reload finishes it.
-reload_killed_everywhere() {
-	local new=$1 want=$2 sc n max kills=0 interrupted
-	fresh "$tmp/a.ini"
-	[ "$(classes_now)" = "$IN_A" ] || fail "a.ini classifies $(classes_now), not $IN_A"
+# at_every_kill PREPARE AFTER CMD...: for every bpf and netlink call CMD
+# makes: PREPARE, CMD killed as that call begins, AFTER "SYSCALL #N".
+# Sets kills to the number of kill points.
+at_every_kill() {
+	local prep=$1 after=$2 sc n max
+	shift 2
+	kills=0
 	for sc in $KILL_SYSCALLS; do
-		fresh "$tmp/a.ini"
-		max=$(calls "$sc" "$HTBCTL" reload dev "$SND_IF" config "$tmp/$new")
+		$prep
+		max=$(calls "$sc" "$@")
 		for ((n = 1; n <= max; n++)); do
-			fresh "$tmp/a.ini"
-			killed "$sc" "$n" "$HTBCTL" reload dev "$SND_IF" config "$tmp/$new"
-			check_reload_state "$new" "$want" "reload killed at $sc #$n"
-			ok h reload dev "$SND_IF" config "$tmp/$new"
-			check_reload_state "$new" "$want" "reload after a kill at $sc #$n"
-			[ "$(classes_now)" = "$want" ] || fail "after the kill at $sc #$n and a reload: $(classes_now)"
-			[ "$interrupted" = false ] || fail "show still says interrupted after a reload"
+			$prep
+			killed "$sc" "$n" "$@"
+			$after "$sc #$n"
 			kills=$((kills + 1))
 		done
 	done
-	[ $kills -gt 20 ] || fail "only $kills kill points"
 	note "$kills kill points"
+}
+
+fresh_a() { fresh "$tmp/a.ini"; }
+nothing_loaded() { h unload dev "$SND_IF" --force > /dev/null 2>&1; }
+
+# After reload a.ini -> $new was killed: the state check, then the next
+# reload finishes the change.
+new= want=
+reload_after_kill() {	# where
+	local interrupted
+	check_reload_state "$new" "$want" "reload killed at $1"
+	ok h reload dev "$SND_IF" config "$tmp/$new"
+	check_reload_state "$new" "$want" "reload after a kill at $1"
+	[ "$(classes_now)" = "$want" ] || fail "after the kill at $1 and a reload: $(classes_now)"
+	[ "$interrupted" = false ] || fail "show still says interrupted after a reload"
+}
+reload_killed_everywhere() {	# new.ini expected-classes
+	new=$1 want=$2
+	fresh_a
+	[ "$(classes_now)" = "$IN_A" ] || fail "a.ini classifies $(classes_now), not $IN_A"
+	at_every_kill fresh_a reload_after_kill "$HTBCTL" reload dev "$SND_IF" config "$tmp/$new"
+	[ $kills -gt 20 ] || fail "only $kills kill points"
 }
 
 test_reload_small_killed_everywhere() {
@@ -131,12 +149,12 @@ test_reload_moving_matches_killed_everywhere() {
 	reload_killed_everywhere moved.ini "$IN_MOVED"
 }
 
-# A shows that a reload was interrupted, and which tree is in force.
+# show says that a reload was interrupted, and which tree is in force.
 test_show_names_an_interrupted_reload() {
 	local n interrupted
-	fresh "$tmp/a.ini"
+	fresh_a
 	n=$(calls bpf "$HTBCTL" reload dev "$SND_IF" config "$tmp/moved.ini")
-	fresh "$tmp/a.ini"
+	fresh_a
 	killed bpf $((n - 1)) "$HTBCTL" reload dev "$SND_IF" config "$tmp/moved.ini"
 	check_reload_state moved.ini "$IN_MOVED" "reload killed at its last bpf call but one"
 	[ "$interrupted" = true ] || fail "show -j says reload_interrupted $interrupted"
@@ -146,48 +164,25 @@ test_show_names_an_interrupted_reload() {
 }
 
 # After a killed load or unload: either the tree classifies (all of it) or
-# nothing of htbctl is attached; then the next command does what it says,
-# and unload --force leaves nothing.
-check_after_kill() {	# where
+# nothing of htbctl is attached; unload --force then leaves nothing, and a
+# load after it works.
+classified_or_detached() {	# where
 	if attached; then
 		[ "$(classes_now)" = "$IN_A" ] || fail "$1: attached, and the probes go $(classes_now)"
 	fi
+	nothing_loaded
+	nothing_left
+	load_tree "$tmp/a.ini" --no-qdisc
+	[ "$(classes_now)" = "$IN_A" ] || fail "load after the kill at $1: $(classes_now)"
 }
 test_load_killed_everywhere() {
-	local sc n max kills=0
-	for sc in $KILL_SYSCALLS; do
-		max=$(calls "$sc" "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc)
-		ok h unload dev "$SND_IF"
-		for ((n = 1; n <= max; n++)); do
-			killed "$sc" "$n" "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
-			check_after_kill "load killed at $sc #$n"
-			h unload dev "$SND_IF" --force > /dev/null 2>&1
-			nothing_left
-			load_tree "$tmp/a.ini" --no-qdisc
-			[ "$(classes_now)" = "$IN_A" ] || fail "load after the kill at $sc #$n: $(classes_now)"
-			ok h unload dev "$SND_IF"
-			kills=$((kills + 1))
-		done
-	done
+	at_every_kill nothing_loaded classified_or_detached \
+		"$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
 	[ $kills -gt 20 ] || fail "only $kills kill points"
-	note "$kills kill points"
 }
 test_unload_killed_everywhere() {
-	local sc n max kills=0
-	for sc in $KILL_SYSCALLS; do
-		fresh "$tmp/a.ini"
-		max=$(calls "$sc" "$HTBCTL" unload dev "$SND_IF")
-		for ((n = 1; n <= max; n++)); do
-			fresh "$tmp/a.ini"
-			killed "$sc" "$n" "$HTBCTL" unload dev "$SND_IF"
-			check_after_kill "unload killed at $sc #$n"
-			ok h unload dev "$SND_IF" --force
-			nothing_left
-			kills=$((kills + 1))
-		done
-	done
+	at_every_kill fresh_a classified_or_detached "$HTBCTL" unload dev "$SND_IF"
 	[ $kills -gt 5 ] || fail "only $kills kill points"
-	note "$kills kill points"
 }
 
 . "$(dirname "$0")/../lib/runner.sh"

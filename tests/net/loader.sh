@@ -224,6 +224,23 @@ test_classifier_follows_reload() {
 		jq -e --argjson i "$i10" 'length == 1 and .[0].formatted.value.slot == [$i, $i]' > /dev/null ||
 		fail "cls_dst4: $(bpftool -j map dump pinned "$(pins)/cls_dst4" | tr '\n' ' ')"
 }
+# match = dscp: the DS field classifies, IPv4 and IPv6, after mark and
+# before the prefixes; the map holds one entry per value
+test_dscp_match_classifies() {
+	local got
+	{ ini device default=1:30
+	  ini 'class 1:1' rate=100mbit
+	  ini 'class 1:10' parent=1:1 rate=10mbit 'match=dscp ef,va' 'match=dst 198.18.5.0/24'
+	  ini 'class 1:20' parent=1:1 rate=10mbit 'match=dscp af41' 'match=mark 7'
+	  ini 'class 1:30' parent=1:1 rate=10mbit; } > "$tmp/dscp.ini"
+	load_tree "$tmp/dscp.ini" --no-qdisc
+	got=$(echo $(in_snd "${HTBCTL%/htbctl}/tests/bpf/clsprobe" "$SND_IF" dscp=46 dscp=44 \
+		dscp=34 dscp=0 dscp=34,dst=198.18.5.1 dscp=46,mark=7 dst=fd00:18::2,dscp=34 \
+		dst=fd00:18::2))
+	[ "$got" = "1:10 1:10 1:20 1:30 1:20 1:20 1:20 1:30" ] || fail "classes: $got"
+	[ "$(bpftool -j map dump pinned "$(pins)/cls_dscp" | jq length)" = 3 ] ||
+		fail "cls_dscp: $(bpftool -j map dump pinned "$(pins)/cls_dscp" | tr '\n' ' ')"
+}
 test_traffic_flows_after_reload() {
 	local before
 	load_a

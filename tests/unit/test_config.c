@@ -325,6 +325,28 @@ Test(matches, conflicts_refused)
 	}
 }
 
+/* One DSCP set per match, names as tc knows them; one map entry per
+ * value, a value claimed twice by one class counted once. */
+Test(matches, dscp_values_and_names)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	parse_ok("[class 1:10]\nrate = 1mbit\nmatch = dscp ef,VA,0\nmatch = dscp 46\n"
+		 "[class 1:20]\nrate = 1mbit\nmatch = dscp af11,AF43,cs7,le\n", &cfg);
+	c = cls(&cfg, 0x10010);
+	cr_assert_eq(c->nmatches, 2);
+	cr_expect_eq(c->matches[0].kind, CONFIG_MATCH_DSCP);
+	cr_expect_eq(c->matches[0].key.dscp, 1ull << 46 | 1ull << 44 | 1ull << 0);
+	cr_expect_eq(c->matches[1].key.dscp, 1ull << 46);
+	cr_expect_eq(cls(&cfg, 0x10020)->matches[0].key.dscp,
+		     1ull << 10 | 1ull << 38 | 1ull << 56 | 1ull << 1);
+	cr_expect_eq(cfg.nkeys[CONFIG_MATCH_DSCP], 7, "46, 44, 0, 10, 38, 56, 1");
+	config_free(&cfg);
+	free(refused("[class 1:10]\nrate = 1mbit\nmatch = dscp 46\n"
+		     "[class 1:20]\nrate = 1mbit\nmatch = dscp 10,ef\n"));
+}
+
 Test(matches, any_and_specific_protocol_coexist)
 {
 	struct htb_config cfg;
