@@ -11,6 +11,8 @@ pkgs=(
 	libcriterion-dev libclang-rt-14-dev
 	# network tests, demo, scenarios
 	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump procps
+	# the crash test (strace's fault injection), the hostile-user tests (setpriv, unshare)
+	strace util-linux
 	# VM harness (a Debian kernel with sch_fq under qemu)
 	qemu-system-x86 cpio kmod busybox-static xz-utils
 )
