@@ -523,19 +523,23 @@ static int mark_reloading(struct reload_run *r)
 }
 
 /* The plan's conf of the given slots, in their order (maps_put_conf and
- * maps_init_state take values beside their slots). */
-static int put_plan_conf(struct reload_run *r, __u32 gen, const __u32 *slots, __u32 n,
-			 bool state)
+ * maps_init_state take values beside their slots); NULL: out of memory. */
+static struct htb_class_conf *plan_conf_of(const struct reload_run *r,
+					   const __u32 *slots, __u32 n)
 {
 	struct htb_class_conf *conf = alloc_n(n, sizeof(*conf));
-	int rc;
 
-	if (!conf)
-		return -ENOMEM;
-	for (__u32 i = 0; i < n; i++)
+	for (__u32 i = 0; conf && i < n; i++)
 		conf[i] = r->plan.conf[slots[i]];
-	rc = state ? maps_init_state(&r->maps, slots, conf, n, htb_clock_ns())
-		   : maps_put_conf(&r->maps, gen, r->cap, slots, conf, n);
+	return conf;
+}
+
+/* Generation gen of class_conf at the given slots, from the plan. */
+static int put_plan_conf(struct reload_run *r, __u32 gen, const __u32 *slots, __u32 n)
+{
+	struct htb_class_conf *conf = plan_conf_of(r, slots, n);
+	int rc = conf ? maps_put_conf(&r->maps, gen, r->cap, slots, conf, n) : -ENOMEM;
+
 	free(conf);
 	return rc;
 }
@@ -543,7 +547,7 @@ static int put_plan_conf(struct reload_run *r, __u32 gen, const __u32 *slots, __
 /* 1. the inactive generation, only where it differs, and its tree_conf */
 static int write_next_generation(struct reload_run *r)
 {
-	int rc = put_plan_conf(r, r->next, r->wslots, r->nw, false);
+	int rc = put_plan_conf(r, r->next, r->wslots, r->nw);
 
 	if (!rc)
 		rc = maps_put_tree(&r->maps, r->next, &r->plan.tree);
@@ -558,7 +562,11 @@ static int write_next_generation(struct reload_run *r)
 /* 2. new classes start full */
 static int init_new_classes(struct reload_run *r)
 {
-	int rc = put_plan_conf(r, 0, r->newslots, r->nnew, true);
+	struct htb_class_conf *conf = plan_conf_of(r, r->newslots, r->nnew);
+	int rc = conf ? maps_init_state(&r->maps, r->newslots, conf, r->nnew,
+					htb_clock_ns()) : -ENOMEM;
+
+	free(conf);
 
 	if (rc) {
 		p_err(r->ctx, "initializing class_state: %s; the tree in force is "
@@ -642,7 +650,7 @@ static int level_generations(struct reload_run *r)
 	struct htbctl_meta *m = &r->s.m;
 	int rc;
 
-	bool level = put_plan_conf(r, r->gen, r->cslots, r->nc, false) == 0;
+	bool level = put_plan_conf(r, r->gen, r->cslots, r->nc) == 0;
 
 	for (int c = 0; c < HTB_NCLS && level; c++)
 		level = maps_put_cls(&r->maps, c, r->lvl[c].e, r->lvl[c].n) == 0;

@@ -20,17 +20,6 @@
 #include "prog_util.h"
 #include "pins.h"
 
-/* The packet's DS field (IPv4 TOS, IPv6 traffic class), upper six bits. */
-static void set_dscp(struct pkt *p, int v6, unsigned dscp)
-{
-	if (!v6)
-		p->data[15] = (__u8)(dscp << 2);
-	else {
-		p->data[14] = (__u8)(0x60 | dscp >> 2);
-		p->data[15] = (__u8)((p->data[15] & 0x3f) | (dscp & 3) << 6);
-	}
-}
-
 static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in,
 		      unsigned *dscp)
 {
@@ -125,7 +114,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		pkt_build(&p, &s);
-		set_dscp(&p, s.v6, dscp);
+		pkt_set_dscp(&p, s.v6, dscp);
 		if (array_read(f.maps.fd[M_STATE], 0, cap, before, sizeof(*before), BPF_F_LOCK) ||
 		    fx_run(&f, &p, &in, NULL) ||
 		    array_read(f.maps.fd[M_STATE], 0, cap, after, sizeof(*after), BPF_F_LOCK)) {

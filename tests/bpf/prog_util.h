@@ -285,6 +285,18 @@ static inline void pkt_build(struct pkt *p, const struct pkt_spec *s)
 	p->len = off + l4len;
 }
 
+/* The DS field of a built packet (IPv4 TOS byte, IPv6 traffic class),
+ * upper six bits: what `match = dscp` reads. */
+static inline void pkt_set_dscp(struct pkt *p, int v6, unsigned dscp)
+{
+	if (!v6) {
+		p->data[15] = (__u8)(dscp << 2);
+		return;
+	}
+	p->data[14] = (__u8)(0x60 | dscp >> 2);			/* version, TC high nibble */
+	p->data[15] = (__u8)((p->data[15] & 0x3f) | (dscp & 3) << 6);	/* TC low nibble */
+}
+
 /* A plain IPv4 UDP packet of total (Ethernet) length len. */
 static inline void pkt_udp4(struct pkt *p, __u32 len)
 {

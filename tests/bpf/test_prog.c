@@ -646,17 +646,6 @@ Test(prog, classifier_entries_per_generation)
 	cr_expect_eq(classified(&p, NULL, NULL), L_PORT, "no prefix matches in generation 1");
 }
 
-/* The DS field of IPv4 (TOS byte) and IPv6 (traffic class), upper six bits. */
-static void set_dscp(struct pkt *p, int v6, __u8 dscp)
-{
-	if (!v6) {
-		p->data[15] = dscp << 2;
-		return;
-	}
-	p->data[14] = 0x60 | dscp >> 2;			/* version, TC high nibble */
-	p->data[15] = (p->data[15] & 0x3f) | (dscp & 3) << 6;	/* TC low nibble */
-}
-
 /* DSCP comes after mark and before the prefixes (DESIGN.md). */
 Test(prog, dscp_classifier_v4_v6_and_precedence)
 {
@@ -681,19 +670,19 @@ Test(prog, dscp_classifier_v4_v6_and_precedence)
 	lpm6(F.skel->maps.cls_dst6, "fd00:1::", 64, L_DST);
 	pkt_build(&p, &s);
 	cr_expect_eq(classified(&p, NULL, NULL), L_DST, "DSCP 0: no entry");
-	set_dscp(&p, 0, ef);
+	pkt_set_dscp(&p, 0, ef);
 	cr_expect_eq(classified(&p, NULL, NULL), L_PORT, "EF before the prefix");
 	cr_expect_eq(classified(&p, &marked, NULL), L_MARK, "mark before DSCP");
-	set_dscp(&p, 0, af41);
+	pkt_set_dscp(&p, 0, af41);
 	cr_expect_eq(classified(&p, NULL, NULL), L_ANYPORT);
 	s.v6 = 1;
 	s.src = "fd00:1::7";
 	s.dst = "fd00:1::9";
 	pkt_build(&p, &s);
 	cr_expect_eq(classified(&p, NULL, NULL), L_DST, "IPv6, DSCP 0");
-	set_dscp(&p, 1, ef);
+	pkt_set_dscp(&p, 1, ef);
 	cr_expect_eq(classified(&p, NULL, NULL), L_PORT, "IPv6 EF (traffic class 0xb8)");
-	set_dscp(&p, 1, af41);
+	pkt_set_dscp(&p, 1, af41);
 	cr_expect_eq(classified(&p, NULL, NULL), L_ANYPORT, "IPv6 AF41 (traffic class 0x88)");
 	F.treeconf.skip = HTB_SKIP_DSCP;
 	cr_assert_eq(fx_put_tree(&F), 0);
