@@ -414,7 +414,7 @@ static void daemon_close(struct daemon *d)
 	}
 	if (d->w.fd >= 0)
 		watch_close(&d->w);
-	share_run_close(&d->share);
+	share_run_close(d->ctx, &d->share);
 	if (d->lock >= 0)
 		close(d->lock);
 	text_free(&d->good);

@@ -92,11 +92,12 @@ struct share_run {
 	struct share_loop loop;
 	__u64 next_ns;			/* the next tick (htb_clock_ns) */
 	__u64 ticks, busy_ns;		/* what the loop has cost */
+	__u64 last_ns, max_gap_ns;	/* the last tick; the longest time between two */
 };
 
 void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *ifname);
 void share_run_tick(const struct ctx *ctx, struct share_run *r);
 /* Ends the lease (borrowing first come, first served) and lets go. */
-void share_run_close(struct share_run *r);
+void share_run_close(const struct ctx *ctx, struct share_run *r);
 
 #endif

@@ -52,8 +52,19 @@ static __u32 pinned_id(const char *ifname)
 	return id;
 }
 
-void share_run_close(struct share_run *r)
+/* What the loop cost, in the daemon's log. */
+static void share_run_report(const struct ctx *ctx, const struct share_run *r)
 {
+	if (!r->ticks)
+		return;
+	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms",
+	       (unsigned long long)r->ticks, (double)r->busy_ns / (double)r->ticks / 1e3,
+	       (double)r->max_gap_ns / 1e6);
+}
+
+void share_run_close(const struct ctx *ctx, struct share_run *r)
+{
+	share_run_report(ctx, r);
 	if (r->rt) {
 		/* a daemon that stops ends its lease: first come, first served
 		 * at once, not after SHARE_LEASE_NS */
@@ -90,7 +101,7 @@ void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *if
 
 	if (id && id == r->map_id)
 		return;
-	share_run_close(r);
+	share_run_close(ctx, r);
 	if (!id)
 		return;
 	if (maps_open_pinned(ctx, ifname, &r->mp))
@@ -99,7 +110,7 @@ void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *if
 	if (share_run_map(r)) {
 		p_warn(ctx, "daemon: the sharing loop cannot map %s's maps (%s); borrowing "
 		       "stays first come, first served", ifname, strerror(errno));
-		share_run_close(r);
+		share_run_close(ctx, r);
 		return;
 	}
 	r->map_id = id;
@@ -131,13 +142,16 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	if (!r->map_id)
 		return;
 	if (plan(r, __atomic_load_n(&r->rt->gen, __ATOMIC_ACQUIRE) & 1) ||
-	    array_read(r->mp.fd[M_STATE], 0, r->cap, r->st, sizeof(*r->st), 0))
+	    (r->loop.hw && array_read(r->mp.fd[M_STATE], 0, r->loop.hw, r->st, sizeof(*r->st), 0)))
 		return;
 	now = htb_clock_ns();
 	if (share_tick(&r->loop, r->st, now, r->sh))
 		return;
 	__atomic_store_n(&r->rt->share_run_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->rt->share_until_ns, now + SHARE_LEASE_NS, __ATOMIC_RELEASE);
+	if (r->last_ns && now - r->last_ns > r->max_gap_ns)
+		r->max_gap_ns = now - r->last_ns;
+	r->last_ns = now;
 	r->ticks++;
 	r->busy_ns += htb_clock_ns() - t0;
 }

@@ -62,6 +62,8 @@ static void plan_node(struct share_loop *l, __u32 i, __u32 s,
 	f->ceil = c->ceil.rate_Bps;
 	l->slot[i] = s;
 	l->node_of[s] = i;
+	if (s + 1 > l->hw)
+		l->hw = s + 1;
 }
 
 int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 cap)

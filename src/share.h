@@ -39,6 +39,7 @@
 struct share_loop {
 	__u32 cap;			/* class slots */
 	__u32 n;			/* classes (fluid nodes), parents first */
+	__u32 hw;			/* highest class slot + 1: the state to read */
 	struct fluid_node *node;
 	__u32 *slot;			/* node -> class slot */
 	__u32 *node_of;			/* class slot -> node, FLUID_NONE */
