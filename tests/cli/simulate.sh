@@ -7,16 +7,13 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 HTBCTL=${HTBCTL:-$top/${OUTPUT:-build}/htbctl}
+for need in "$HTBCTL" jq; do
+	command -v "$need" > /dev/null && continue
+	echo "FAIL simulate: no $need (build htbctl or set HTBCTL; install jq)"
+	exit 1
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if [ ! -x "$HTBCTL" ]; then
-	echo "FAIL simulate: no htbctl binary at $HTBCTL (build it or set HTBCTL)"
-	exit 1
-fi
-if ! command -v jq >/dev/null; then
-	echo "FAIL simulate: jq is not installed"
-	exit 1
-fi
 
 pass() { echo "PASS simulate $1"; }
 fail() { echo "FAIL simulate $1: $2"; }
@@ -114,12 +111,18 @@ expect "ceil-capped and demand-limited leave the rest" \
 	"1:11=gets=375000 1:12=gets=500000 1:13=gets=812500 1:14=gets=812500
 	 1:11=limited_by=ceil 1:12=limited_by=demand"
 
-c=$(conf three 1:1 rate=30mbit - 1:2 parent=1:1 rate=4mbit ceil=30mbit \
-	- 1:3 parent=1:1 rate=6mbit ceil=30mbit \
-	- 1:21 parent=1:2 rate=2mbit ceil=30mbit quantum=1000 \
-	- 1:22 parent=1:2 rate=2mbit ceil=30mbit quantum=1000 \
-	- 1:31 parent=1:3 rate=1mbit ceil=30mbit quantum=1000 \
-	- 1:32 parent=1:3 rate=1mbit ceil=30mbit quantum=1000)
+# two_groups NAME RATE_2 CEIL_2 RATE_3 RATE_2x RATE_3x: 1:1 at 30mbit over
+# 1:2 (1:21, 1:22) and 1:3 (ceil 30mbit; 1:31, 1:32), leaves' ceil 30mbit
+two_groups() {
+	conf "$1" 1:1 rate=30mbit - 1:2 parent=1:1 rate="$2" ceil="$3" \
+		- 1:3 parent=1:1 rate="$4" ceil=30mbit \
+		- 1:21 parent=1:2 rate="$5" ceil=30mbit quantum=1000 \
+		- 1:22 parent=1:2 rate="$5" ceil=30mbit quantum=1000 \
+		- 1:31 parent=1:3 rate="$6" ceil=30mbit quantum=1000 \
+		- 1:32 parent=1:3 rate="$6" ceil=30mbit quantum=1000
+}
+
+c=$(two_groups three 4mbit 30mbit 6mbit 2mbit 1mbit)
 sim "$c" all=max
 expect "3 levels: 1:3 lends first, then the top to all" \
 	"1:21=gets=875000 1:31=gets=1000000 1:31=borrowed_from[0].classid=1:3
@@ -135,12 +138,7 @@ else
 	fail "text: a line per class, lenders by id, totals of inner classes" "$(cat "$tmp/txt")"
 fi
 
-c=$(conf group 1:1 rate=30mbit - 1:2 parent=1:1 rate=2mbit ceil=6mbit \
-	- 1:3 parent=1:1 rate=2mbit ceil=30mbit \
-	- 1:21 parent=1:2 rate=1mbit ceil=30mbit quantum=1000 \
-	- 1:22 parent=1:2 rate=1mbit ceil=30mbit quantum=1000 \
-	- 1:31 parent=1:3 rate=1mbit ceil=30mbit quantum=1000 \
-	- 1:32 parent=1:3 rate=1mbit ceil=30mbit quantum=1000)
+c=$(two_groups group 2mbit 6mbit 2mbit 1mbit 1mbit)
 sim "$c" all=max
 expect "an ancestor's ceil caps a group" \
 	"1:21=gets=375000 1:22=gets=375000 1:31=gets=1500000 1:21=limited_by=ancestor_ceil

@@ -56,6 +56,11 @@ static __u32 leaf(struct tree *t, __u32 parent, __u64 rate, __u64 ceil,
 	return i;
 }
 
+static __u64 min_u64(__u64 a, __u64 b)
+{
+	return a < b ? a : b;
+}
+
 static void solve(struct tree *t)
 {
 	cr_assert_eq(fluid_solve(t->n, t->count, &t->s), 0);
@@ -77,122 +82,139 @@ static void expect_limit(struct tree *t, __u32 i, __u32 limit, __u32 limiter)
 
 /* ---------------------------------------------------------------- */
 
-/* Backlogged siblings share the spare 8 Mbit/s by quantum. */
-Test(fluid, quantum_1_1)
+/* One parent and its leaves: the cases of issue 11 that need no more. */
+struct flat_leaf {
+	__u64 rate, ceil;
+	__u8 prio;
+	__u32 quantum;
+	__u64 demand;
+	__u64 got;		/* expected */
+	__u32 limit;		/* expected */
+};
+
+struct flat_case {
+	const char *name;
+	__u64 rate, ceil;	/* the parent's */
+	struct flat_leaf l[5];	/* up to the first with quantum 0 */
+};
+
+#define SP	FLUID_SPARE
+static const struct flat_case flat_cases[] = {
+	/* backlogged siblings share the spare by quantum */
+	{ "quantum 1:1", MBIT(10), MBIT(10), {
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(5), SP },
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(5), SP } } },
+	{ "quantum 1:3", MBIT(10), MBIT(10), {
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(3), SP },
+		{ MBIT(1), MBIT(10), 1, 3000, INF, MBIT(7), SP } } },
+	/* 7 Mbit/s spare = 875000 B/s in eighths */
+	{ "quantum 1:2:5", MBIT(10), MBIT(10), {
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(1) + 109375, SP },
+		{ MBIT(1), MBIT(10), 1, 2000, INF, MBIT(1) + 218750, SP },
+		{ MBIT(1), MBIT(10), 1, 5000, INF, MBIT(1) + 546875, SP } } },
+	/* unequal rates first, then 10 Mbit/s spare by quanta 1:1:2:4 */
+	{ "four siblings", MBIT(20), MBIT(20), {
+		{ MBIT(1), MBIT(20), 3, 1000, INF, MBIT(1) + 156250, SP },
+		{ MBIT(2), MBIT(20), 3, 1000, INF, MBIT(2) + 156250, SP },
+		{ MBIT(3), MBIT(20), 3, 2000, INF, MBIT(3) + 312500, SP },
+		{ MBIT(4), MBIT(20), 3, 4000, INF, MBIT(4) + 625000, SP } } },
+	/* prio 0 first up to its ceil, the rest to prio 1, prio 2 keeps
+	 * its rate whatever its quantum */
+	{ "prio 0, 1, 2", MBIT(10), MBIT(10), {
+		{ MBIT(1), MBIT(5), 0, 1000, INF, MBIT(5), FLUID_CEIL },
+		{ MBIT(1), MBIT(10), 1, 100000, INF, MBIT(4), SP },
+		{ MBIT(1), MBIT(10), 2, 200000, INF, MBIT(1), SP } } },
+	/* a prio 0 borrower limited by demand, a prio 1 one by its ceil:
+	 * prio 2 gets what they cannot use */
+	{ "prio leftovers", MBIT(10), MBIT(10), {
+		{ MBIT(1), MBIT(10), 0, 1000, MBIT(2), MBIT(2), FLUID_DEMAND },
+		{ MBIT(1), MBIT(4), 1, 1000, INF, MBIT(4), FLUID_CEIL },
+		{ MBIT(1), MBIT(10), 2, 1000, INF, MBIT(4), SP } } },
+	/* 12 Mbit/s spare, 3 each: the first capped at 1 more by its ceil,
+	 * the second takes the 2 it offers, the others share the rest */
+	{ "capped and demand-limited", MBIT(20), MBIT(20), {
+		{ MBIT(2), MBIT(3), 1, 1500, INF, MBIT(3), FLUID_CEIL },
+		{ MBIT(2), MBIT(20), 1, 1500, MBIT(4), MBIT(4), FLUID_DEMAND },
+		{ MBIT(2), MBIT(20), 1, 1500, INF, KBIT(6500), SP },
+		{ MBIT(2), MBIT(20), 1, 1500, INF, KBIT(6500), SP } } },
+	/* ceil below rate caps a leaf's own share and a lender's budget */
+	{ "ceil below rate", MBIT(10), MBIT(6), {
+		{ MBIT(4), MBIT(2), 1, 1000, INF, MBIT(2), FLUID_CEIL },
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(4), SP } } },
+	{ "demand 0", MBIT(10), MBIT(10), {
+		{ MBIT(5), MBIT(10), 1, 1000, 0, 0, FLUID_IDLE },
+		{ MBIT(1), MBIT(10), 1, 1000, INF, MBIT(10), FLUID_CEIL } } },
+	/* configs/seed003.ini offered A 15, B 4, C 15 Mbit/s: the spare
+	 * 6 Mbit/s goes 5 : 1 by quantum, B stays at its ceil */
+	{ "seed 003", MBIT(20), MBIT(20), {
+		{ MBIT(10), MBIT(20), 0, 125000, MBIT(15), MBIT(15), FLUID_DEMAND },
+		{ MBIT(2), MBIT(2), 0, 25000, MBIT(4), MBIT(2), FLUID_CEIL },
+		{ MBIT(2), MBIT(20), 0, 25000, MBIT(15), MBIT(3), SP },
+		{ KBIT(500), MBIT(20), 0, 6250, 0, 0, FLUID_IDLE } } },
+	/* the same backlogged, 1:30 idle: A still takes 5/6 */
+	{ "seed 003 backlogged", MBIT(20), MBIT(20), {
+		{ MBIT(10), MBIT(20), 0, 125000, INF, MBIT(15), SP },
+		{ MBIT(2), MBIT(2), 0, 25000, INF, MBIT(2), FLUID_CEIL },
+		{ MBIT(2), MBIT(20), 0, 25000, INF, MBIT(3), SP } } },
+};
+#undef SP
+
+/* A case's shares and limits, and the books: own is min(demand, rate,
+ * ceil), the rest was borrowed from the parent, which lent it all. */
+static void check_flat(const struct flat_case *fc)
 {
 	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
+	const struct flat_leaf *l;
+	__u32 p = inner(&t, FLUID_NONE, fc->rate, fc->ceil);
+	__u64 sum = 0, lent = 0;
 
+	for (l = fc->l; l < fc->l + 5 && l->quantum; l++)
+		leaf(&t, p, l->rate, l->ceil, l->prio, l->quantum, l->demand);
 	solve(&t);
-	expect_got(&t, a, MBIT(5));
-	expect_got(&t, b, MBIT(5));
-	cr_expect_eq(t.n[a].own, MBIT(1));
-	cr_expect_eq(t.n[a].borrowed[1], MBIT(4));
-	cr_expect_eq(t.n[p].lent, MBIT(8));
-	expect_got(&t, p, MBIT(10));
-	expect_limit(&t, a, FLUID_SPARE, FLUID_NONE);
+	for (__u32 i = 1; i < t.count; i++) {
+		const struct fluid_node *m = &t.n[i];
+
+		l = &fc->l[i - 1];
+		cr_expect_eq(m->got, l->got, "%s: leaf %u got %llu, want %llu", fc->name,
+			     i, (unsigned long long)m->got, (unsigned long long)l->got);
+		cr_expect_eq(m->limit, l->limit, "%s: leaf %u limit %u, want %u",
+			     fc->name, i, m->limit, l->limit);
+		cr_expect_eq(m->own, min_u64(l->demand, min_u64(l->rate, l->ceil)),
+			     "%s: leaf %u own", fc->name, i);
+		cr_expect_eq(m->borrowed[1], m->got - m->own, "%s: leaf %u", fc->name, i);
+		sum += m->got;
+		lent += m->borrowed[1];
+	}
+	cr_expect_eq(t.n[p].got, sum, "%s: the parent's total", fc->name);
+	cr_expect_eq(t.n[p].lent, lent, "%s: what the parent lent", fc->name);
 }
 
-Test(fluid, quantum_1_3)
+Test(fluid, one_parent_cases)
 {
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 3000, INF);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(1) + MBIT(2));
-	expect_got(&t, b, MBIT(1) + MBIT(6));
+	for (size_t i = 0; i < sizeof(flat_cases) / sizeof(flat_cases[0]); i++)
+		check_flat(&flat_cases[i]);
 }
 
-/* 7 Mbit/s spare = 875000 B/s in eighths. */
-Test(fluid, quantum_1_2_5)
+/* A 30 Mbit/s top class over m1 (rate, ceil) with leaves a and b and m2
+ * (rate, ceil 30) with c and d; each group's leaves at one rate, ceil
+ * 30, backlogged, quantum 1000. */
+struct groups {
+	__u32 top, m1, m2, a, b, c, d;
+};
+
+static struct groups two_groups(struct tree *t, __u64 m1_rate, __u64 m1_ceil,
+				__u64 m2_rate, __u64 ab_rate, __u64 cd_rate)
 {
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 2000, INF);
-	__u32 c = leaf(&t, p, MBIT(1), MBIT(10), 1, 5000, INF);
+	struct groups g;
 
-	solve(&t);
-	expect_got(&t, a, MBIT(1) + 109375);
-	expect_got(&t, b, MBIT(1) + 218750);
-	expect_got(&t, c, MBIT(1) + 546875);
-}
-
-/* Four siblings 1:1:2:4, their rates unequal: rates first, then quanta. */
-Test(fluid, quantum_four_siblings)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(20), MBIT(20));
-	__u32 l[4];
-	const __u32 q[4] = { 1000, 1000, 2000, 4000 };
-
-	for (int i = 0; i < 4; i++)
-		l[i] = leaf(&t, p, MBIT(i + 1), MBIT(20), 3, q[i], INF);
-	solve(&t);	/* spare 10 Mbit/s in eighths */
-	for (int i = 0; i < 4; i++)
-		expect_got(&t, l[i], MBIT(i + 1) + MBIT(10) * q[i] / 8000);
-	expect_got(&t, p, MBIT(20));
-}
-
-/* prio 0 takes the spare first (up to its ceil), what it leaves goes to
- * prio 1, and prio 2 is left with its own rate. */
-Test(fluid, prio_0_then_1_then_2)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(1), MBIT(5), 0, 1000, INF);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 100000, INF);
-	__u32 c = leaf(&t, p, MBIT(1), MBIT(10), 2, 200000, INF);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(5));
-	expect_got(&t, b, MBIT(4));
-	expect_got(&t, c, MBIT(1));
-	expect_limit(&t, a, FLUID_CEIL, FLUID_NONE);
-	expect_limit(&t, c, FLUID_SPARE, FLUID_NONE);
-}
-
-/* A prio 0 borrower limited by its demand: prio 1 takes the rest, and
- * prio 2 still gets what prio 1 cannot use. */
-Test(fluid, prio_leftovers_flow_down)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(1), MBIT(10), 0, 1000, MBIT(2));
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(4), 1, 1000, INF);
-	__u32 c = leaf(&t, p, MBIT(1), MBIT(10), 2, 1000, INF);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(2));
-	expect_got(&t, b, MBIT(4));
-	expect_got(&t, c, MBIT(4));
-	expect_limit(&t, a, FLUID_DEMAND, FLUID_NONE);
-	expect_limit(&t, b, FLUID_CEIL, FLUID_NONE);
-}
-
-/* 12 Mbit/s spare over four equal borrowers, 3 each: a is capped at 1
- * more by its ceil, b takes the 2 it offers, c and d share the rest. */
-Test(fluid, capped_and_demand_limited_leave_the_rest)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(20), MBIT(20));
-	__u32 a = leaf(&t, p, MBIT(2), MBIT(3), 1, 1500, INF);
-	__u32 b = leaf(&t, p, MBIT(2), MBIT(20), 1, 1500, MBIT(4));
-	__u32 c = leaf(&t, p, MBIT(2), MBIT(20), 1, 1500, INF);
-	__u32 d = leaf(&t, p, MBIT(2), MBIT(20), 1, 1500, INF);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(3));
-	expect_got(&t, b, MBIT(4));
-	expect_got(&t, c, KBIT(6500));
-	expect_got(&t, d, KBIT(6500));
-	expect_limit(&t, a, FLUID_CEIL, FLUID_NONE);
-	expect_limit(&t, b, FLUID_DEMAND, FLUID_NONE);
-	expect_limit(&t, c, FLUID_SPARE, FLUID_NONE);
+	g.top = inner(t, FLUID_NONE, MBIT(30), MBIT(30));
+	g.m1 = inner(t, g.top, m1_rate, m1_ceil);
+	g.m2 = inner(t, g.top, m2_rate, MBIT(30));
+	g.a = leaf(t, g.m1, ab_rate, MBIT(30), 1, 1000, INF);
+	g.b = leaf(t, g.m1, ab_rate, MBIT(30), 1, 1000, INF);
+	g.c = leaf(t, g.m2, cd_rate, MBIT(30), 1, 1000, INF);
+	g.d = leaf(t, g.m2, cd_rate, MBIT(30), 1, 1000, INF);
+	return g;
 }
 
 /* Three levels: m1 has no spare, m2 lends its own 4 Mbit/s to c and d
@@ -200,13 +222,8 @@ Test(fluid, capped_and_demand_limited_leave_the_rest)
 Test(fluid, three_levels_two_inner_borrow_from_top)
 {
 	struct tree t = { 0 };
-	__u32 top = inner(&t, FLUID_NONE, MBIT(30), MBIT(30));
-	__u32 m1 = inner(&t, top, MBIT(4), MBIT(30));
-	__u32 m2 = inner(&t, top, MBIT(6), MBIT(30));
-	__u32 a = leaf(&t, m1, MBIT(2), MBIT(30), 1, 1000, INF);
-	__u32 b = leaf(&t, m1, MBIT(2), MBIT(30), 1, 1000, INF);
-	__u32 c = leaf(&t, m2, MBIT(1), MBIT(30), 1, 1000, INF);
-	__u32 d = leaf(&t, m2, MBIT(1), MBIT(30), 1, 1000, INF);
+	struct groups g = two_groups(&t, MBIT(4), MBIT(30), MBIT(6), MBIT(2), MBIT(1));
+	__u32 top = g.top, m1 = g.m1, m2 = g.m2, a = g.a, b = g.b, c = g.c, d = g.d;
 
 	solve(&t);
 	expect_got(&t, a, MBIT(7));
@@ -234,21 +251,15 @@ Test(fluid, three_levels_two_inner_borrow_from_top)
 Test(fluid, ancestor_ceil_caps_a_group)
 {
 	struct tree t = { 0 };
-	__u32 top = inner(&t, FLUID_NONE, MBIT(30), MBIT(30));
-	__u32 m1 = inner(&t, top, MBIT(2), MBIT(6));
-	__u32 m2 = inner(&t, top, MBIT(2), MBIT(30));
-	__u32 a = leaf(&t, m1, MBIT(1), MBIT(30), 1, 1000, INF);
-	__u32 b = leaf(&t, m1, MBIT(1), MBIT(30), 1, 1000, INF);
-	__u32 c = leaf(&t, m2, MBIT(1), MBIT(30), 1, 1000, INF);
-	__u32 d = leaf(&t, m2, MBIT(1), MBIT(30), 1, 1000, INF);
+	struct groups g = two_groups(&t, MBIT(2), MBIT(6), MBIT(2), MBIT(1), MBIT(1));
 
 	solve(&t);
-	expect_got(&t, a, MBIT(3));
-	expect_got(&t, b, MBIT(3));
-	expect_got(&t, c, MBIT(12));
-	expect_got(&t, d, MBIT(12));
-	expect_limit(&t, a, FLUID_ANCESTOR_CEIL, m1);
-	expect_limit(&t, c, FLUID_SPARE, FLUID_NONE);
+	expect_got(&t, g.a, MBIT(3));
+	expect_got(&t, g.b, MBIT(3));
+	expect_got(&t, g.c, MBIT(12));
+	expect_got(&t, g.d, MBIT(12));
+	expect_limit(&t, g.a, FLUID_ANCESTOR_CEIL, g.m1);
+	expect_limit(&t, g.c, FLUID_SPARE, FLUID_NONE);
 }
 
 /* An ancestor's ceil above the lender limits what the lender may lend. */
@@ -265,64 +276,6 @@ Test(fluid, ceil_above_the_lender_limits_its_budget)
 	expect_got(&t, b, MBIT(3));
 	cr_expect_eq(t.n[m].lent, MBIT(2));
 	expect_limit(&t, a, FLUID_ANCESTOR_CEIL, top);
-}
-
-/* ceil below rate: the ceil is the cap, for a leaf and for a lender. */
-Test(fluid, ceil_below_rate)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(6));
-	__u32 a = leaf(&t, p, MBIT(4), MBIT(2), 1, 1000, INF);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(2));
-	cr_expect_eq(t.n[a].own, MBIT(2));
-	expect_got(&t, b, MBIT(4));	/* p lends min(rate, ceil) - used = 3 */
-	expect_limit(&t, a, FLUID_CEIL, FLUID_NONE);
-}
-
-/* A leaf offering nothing gets nothing and leaves its share. */
-Test(fluid, demand_zero_is_idle)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(10), MBIT(10));
-	__u32 a = leaf(&t, p, MBIT(5), MBIT(10), 1, 1000, 0);
-	__u32 b = leaf(&t, p, MBIT(1), MBIT(10), 1, 1000, INF);
-
-	solve(&t);
-	expect_got(&t, a, 0);
-	expect_got(&t, b, MBIT(10));
-	expect_limit(&t, a, FLUID_IDLE, FLUID_NONE);
-	cr_expect_eq(t.n[b].limit, FLUID_CEIL);
-}
-
-/* configs/seed003.ini offered A 15, B 4, C 15 Mbit/s (issue 11): the
- * spare 6 Mbit/s goes 5 : 1 by quantum, B stays at its ceil. */
-Test(fluid, seed003)
-{
-	struct tree t = { 0 };
-	__u32 p = inner(&t, FLUID_NONE, MBIT(20), MBIT(20));
-	__u32 a = leaf(&t, p, MBIT(10), MBIT(20), 0, 125000, MBIT(15));
-	__u32 b = leaf(&t, p, MBIT(2), MBIT(2), 0, 25000, MBIT(4));
-	__u32 c = leaf(&t, p, MBIT(2), MBIT(20), 0, 25000, MBIT(15));
-	__u32 d = leaf(&t, p, KBIT(500), MBIT(20), 0, 6250, 0);
-
-	solve(&t);
-	expect_got(&t, a, MBIT(15));
-	expect_got(&t, b, MBIT(2));
-	expect_got(&t, c, MBIT(3));
-	expect_got(&t, d, 0);
-	cr_expect_eq(t.n[c].borrowed[1], MBIT(1));
-	expect_limit(&t, a, FLUID_DEMAND, FLUID_NONE);
-	expect_limit(&t, b, FLUID_CEIL, FLUID_NONE);
-	expect_limit(&t, c, FLUID_SPARE, FLUID_NONE);
-	expect_limit(&t, d, FLUID_IDLE, FLUID_NONE);
-	/* backlogged, A takes 5/6 of 6 Mbit/s */
-	t.n[a].demand = t.n[b].demand = t.n[c].demand = INF;
-	solve(&t);
-	expect_got(&t, a, MBIT(15));
-	expect_got(&t, c, MBIT(3));
 }
 
 /* Work conservation: whenever someone below can take more, the lender's
