@@ -21,9 +21,9 @@
  * 1 byte/s at the rates a link carries (sums stay far below 2^53).
  *
  * Speed: at 100,000 classes memory traffic is the cost, not arithmetic
- * (on the project's VM a solve of 1,000 classes takes 40 ns a class, of
- * 100,000 over 100 ns a class when each class kept 300 bytes of state).
- * So each class's working state is 40 bytes in preorder (a subtree is a
+ * (on the project's VM a solve of 1,000 classes takes 50 ns a class, of
+ * 100,000 160-250 ns a class while each class kept 300 bytes of state in
+ * arrays by index, 70-130 ns now). So each class's working state is 40 bytes in preorder (a subtree is a
  * run of positions, scanned in memory order), the caller's nodes are
  * read once at the start and written once at the end, and a leaf keeps
  * what it borrowed from two levels beside it (more levels go to its
@@ -76,6 +76,7 @@ struct fl_item {
 	__u8 shorted;		/* rounding gave it less than its real share */
 	__u16 pad;
 	__u64 want;		/* bytes/s it can still take */
+	double full;		/* want / q: the level at which it is full */
 	double cap;		/* the lowest level a capping class allows it */
 };
 
@@ -177,8 +178,8 @@ static int scratch_reserve(struct fluid_scratch **sp, __u32 count)
 	return 0;
 }
 
-/* Node i against the contract (fluid.h), but for its depth (depths()),
- * into cls[i]: the only read of the caller's inputs. */
+/* Node i against the contract (fluid.h), into cls[i]: the only read of
+ * the caller's inputs. */
 static int read_node(struct fl_ctx *c, __u32 i)
 {
 	const struct fluid_node *m = &c->n[i];
@@ -187,12 +188,14 @@ static int read_node(struct fl_ctx *c, __u32 i)
 
 	if (m->leaf && (!m->quantum || m->prio >= NPRIO))
 		return -1;
-	if (p != FLUID_NONE && (p >= i || c->cls[p].leaf))
+	if (p != FLUID_NONE && (p >= i || c->cls[p].leaf ||
+				c->cls[p].depth >= HTB_MAX_DEPTH))
 		return -1;
 	c->s->parent[i] = p;
 	c->s->size[i] = 1;
 	*k = (struct fl_class){
 		.up = p, .quantum = m->quantum, .leaf = m->leaf, .prio = m->prio,
+		.depth = p == FLUID_NONE ? 1 : c->cls[p].depth + 1,
 		.cap = min_u64(m->rate, m->ceil),
 		.top = m->leaf ? min_u64(m->demand, m->ceil) : m->ceil,
 	};
@@ -201,11 +204,12 @@ static int read_node(struct fl_ctx *c, __u32 i)
 }
 
 /*
- * Subtree sizes and preorder positions, with no recursion: as a parent's
- * index is below its children's, sizes add up in one backward pass, and
- * positions are handed out in one forward pass (each child takes the
- * next run of its parent's range, in index order). Returns whether the
- * nodes already are in preorder (a config's classes are).
+ * Subtree sizes (and an inner class's got, the sum of its leaves') and
+ * preorder positions, with no recursion: as a parent's index is below
+ * its children's, sizes add up in one backward pass, and positions are
+ * handed out in one forward pass (each child takes the next run of its
+ * parent's range, in index order). Returns whether the nodes already are
+ * in preorder (a config's classes are).
  */
 static int layout(struct fl_ctx *c)
 {
@@ -213,9 +217,13 @@ static int layout(struct fl_ctx *c)
 	__u32 i, p, top = 0;
 	int preorder = 1;
 
-	for (i = c->count; i-- > 0;)
-		if (s->parent[i] != FLUID_NONE)
-			s->size[s->parent[i]] += s->size[i];
+	for (i = c->count; i-- > 0;) {
+		p = s->parent[i];
+		if (p != FLUID_NONE) {
+			s->size[p] += s->size[i];
+			c->cls[p].got += c->cls[i].got;
+		}
+	}
 	for (i = 0; i < c->count; i++) {
 		p = s->parent[i];
 		if (p == FLUID_NONE) {
@@ -227,6 +235,7 @@ static int layout(struct fl_ctx *c)
 		}
 		s->next[i] = s->pos[i] + 1;
 		s->node[s->pos[i]] = i;
+		c->cls[i].end = s->pos[i] + s->size[i];
 		preorder &= s->pos[i] == i;
 	}
 	return preorder;
@@ -248,28 +257,6 @@ static void reorder(struct fl_ctx *c)
 	s->cls_alt = by_index;
 }
 
-/* Depths and subtree ends in position order (a parent before its
- * children), an inner class's got the sum of its leaves'. -1: too deep. */
-static int depths(struct fl_ctx *c)
-{
-	struct fluid_scratch *s = c->s;
-	struct fl_class *k = c->cls;
-
-	for (__u32 j = 0; j < c->count; j++) {
-		k[j].depth = k[j].up == FLUID_NONE ? 1 : k[k[j].up].depth + 1;
-		if (k[j].depth > HTB_MAX_DEPTH)
-			return -1;
-		k[j].end = j + s->size[s->node[j]];
-		s->limiter[j] = FLUID_NONE;
-		if (!k[j].leaf)
-			s->own[j] = s->lent[j] = 0;
-	}
-	for (__u32 j = c->count; j-- > 0;)
-		if (k[j].up != FLUID_NONE)
-			k[k[j].up].got += k[j].got;
-	return 0;
-}
-
 /* The working state, by position. -1: bad input. */
 static int load(struct fl_ctx *c)
 {
@@ -278,7 +265,8 @@ static int load(struct fl_ctx *c)
 			return -1;
 	if (!layout(c))
 		reorder(c);
-	return depths(c);
+	memset(c->s->limiter, 0xff, c->count * sizeof(*c->s->limiter));	/* FLUID_NONE */
+	return 0;
 }
 
 /* The inner classes by position (inner[]) and deepest first, in
@@ -290,6 +278,7 @@ static void order_inner(struct fl_ctx *c)
 
 	for (__u32 j = 0; j < c->count; j++) {
 		if (!c->cls[j].leaf) {
+			s->own[j] = s->lent[j] = 0;
 			s->inner[k++] = j;
 			at[HTB_MAX_DEPTH + 1 - c->cls[j].depth]++;
 		}
@@ -345,7 +334,8 @@ static __u32 gather(struct fl_ctx *c, __u32 p)
 		prios += !at[k[j].prio]++;
 		c->s->items[n++] = (struct fl_item){
 			.pos = j, .q = k[j].quantum, .prio = k[j].prio,
-			.capper = FLUID_NONE, .want = want, .cap = INFINITY,
+			.capper = FLUID_NONE, .want = want,
+			.full = (double)want / k[j].quantum, .cap = INFINITY,
 		};
 	}
 	c->prio_start[0] = 0;
@@ -468,19 +458,13 @@ static double select_level(struct fl_pt *a, __u32 k, double H)
 	return Q > 0 ? (H > C ? (H - C) / Q : 0) : INFINITY;
 }
 
-/* The level at which an item is full: want / q, or its cap if lower. */
-static double full_level(const struct fl_item *it)
-{
-	return min_d((double)it->want / it->q, it->cap);
-}
-
 /* The level of a fill of H over items it[0, k). */
 static double fill_level(struct fl_ctx *c, const struct fl_item *it, __u32 k, __u64 H)
 {
 	struct fl_pt *pts = c->s->pts;
 
 	for (__u32 i = 0; i < k; i++)
-		pts[i] = (struct fl_pt){ full_level(&it[i]), it[i].q };
+		pts[i] = (struct fl_pt){ min_d(it[i].full, it[i].cap), it[i].q };
 	return select_level(pts, k, (double)H);
 }
 
@@ -599,7 +583,7 @@ static double share(const struct fl_item *it, double L)
 {
 	double l = min_d(L, it->cap);
 
-	return l >= (double)it->want / it->q ? (double)it->want : it->q * l;
+	return l >= it->full ? (double)it->want : it->q * l;
 }
 
 /* Lender p hands out level L to it[0, k) in whole bytes/s, at most budget
@@ -614,7 +598,7 @@ static __u64 assign(struct fl_ctx *c, __u32 p, struct fl_item *it, __u32 k,
 	for (__u32 i = 0; i < k; i++) {
 		sum += share(&it[i], L);
 		/* a class's ceil stopped it below the others: leaf_limit's */
-		if (it[i].cap < L && it[i].cap < (double)it[i].want / it[i].q)
+		if (it[i].cap < L && it[i].cap < it[i].full)
 			c->s->limiter[it[i].pos] = it[i].capper;
 	}
 	total = min_u64(budget, (__u64)llroundl(sum));
