@@ -13,7 +13,8 @@
  *    rate is never delayed by sharing.
  * 2. Inner classes lend, deepest first (HTB serves lower levels first, so
  *    a leaf borrows from its nearest ancestor with spare first); at one
- *    depth in index order. A lender P lends
+ *    depth in preorder (index order when the nodes are in preorder, as
+ *    a config's classes are). A lender P lends
  *      budget = max(0, min(rate_P, ceil_P) - used(P),
  *                      min over ancestors A of ceil_A - used(A))
  *    where used(X) is what the leaves under X got so far (HTB charges P's
