@@ -13,9 +13,10 @@
  *    rate is never delayed by sharing.
  * 2. Inner classes lend, deepest first (HTB serves lower levels first, so
  *    a leaf borrows from its nearest ancestor with spare first); at one
- *    depth in index order. A lender P lends
- *      budget = max(0, min(rate_P, ceil_P) - used(P),
- *                      min over ancestors A of ceil_A - used(A))
+ *    depth in preorder (index order when the nodes are in preorder, as
+ *    a config's classes are). A lender P lends
+ *      budget = max(0, min(min(rate_P, ceil_P) - used(P),
+ *                          ceil_A - used(A) for every ancestor A))
  *    where used(X) is what the leaves under X got so far (HTB charges P's
  *    rate bucket with everything its subtree sends, unless it borrowed
  *    from above P, which has not happened yet when P lends).
