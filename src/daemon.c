@@ -448,6 +448,7 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o)
 	int rc = daemon_open(&d);
 
 	d.share.gen = ~0u;
+	d.share.period_ns = SHARE_TICK_NS;
 	if (rc == 0)
 		rc = start(&d);
 	if (rc == 0) {

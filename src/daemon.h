@@ -91,6 +91,7 @@ struct share_run {
 	__u32 cap, gen;			/* gen ~0: none planned */
 	struct share_loop loop;
 	__u64 next_ns;			/* the next tick (htb_clock_ns) */
+	__u64 period_ns;		/* share_period of the last tick's cost */
 	__u64 ticks, busy_ns;		/* what the loop has cost */
 	__u64 last_ns, max_gap_ns;	/* the last tick; the longest time between two */
 };

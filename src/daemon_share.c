@@ -57,9 +57,10 @@ static void share_run_report(const struct ctx *ctx, const struct share_run *r)
 {
 	if (!r->ticks)
 		return;
-	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms",
-	       (unsigned long long)r->ticks, (double)r->busy_ns / (double)r->ticks / 1e3,
-	       (double)r->max_gap_ns / 1e6);
+	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms, "
+	       "period %.0f ms", (unsigned long long)r->ticks,
+	       (double)r->busy_ns / (double)r->ticks / 1e3, (double)r->max_gap_ns / 1e6,
+	       (double)r->period_ns / 1e6);
 }
 
 void share_run_close(const struct ctx *ctx, struct share_run *r)
@@ -78,7 +79,7 @@ void share_run_close(const struct ctx *ctx, struct share_run *r)
 	free(r->conf);
 	free(r->st);
 	share_free(&r->loop);
-	*r = (struct share_run){ .gen = ~0u };
+	*r = (struct share_run){ .gen = ~0u, .period_ns = SHARE_TICK_NS };
 }
 
 static int share_run_map(struct share_run *r)
@@ -138,7 +139,7 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 {
 	__u64 t0 = htb_clock_ns(), now;
 
-	r->next_ns = t0 + SHARE_TICK_NS;
+	r->next_ns = t0 + r->period_ns;
 	if (!r->map_id)
 		return;
 	if (plan(r, __atomic_load_n(&r->rt->gen, __ATOMIC_ACQUIRE) & 1) ||
@@ -148,10 +149,12 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	if (share_tick(&r->loop, r->st, now, r->sh))
 		return;
 	__atomic_store_n(&r->rt->share_run_ns, now, __ATOMIC_RELAXED);
-	__atomic_store_n(&r->rt->share_until_ns, now + SHARE_LEASE_NS, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->rt->share_until_ns, now + share_lease(r->period_ns),
+			 __ATOMIC_RELEASE);
 	if (r->last_ns && now - r->last_ns > r->max_gap_ns)
 		r->max_gap_ns = now - r->last_ns;
 	r->last_ns = now;
 	r->ticks++;
 	r->busy_ns += htb_clock_ns() - t0;
+	r->period_ns = share_period(htb_clock_ns() - t0);
 }

@@ -77,6 +77,7 @@ int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 ca
 		share_free(l);
 		return -1;
 	}
+	l->fresh = true;	/* the first tick writes every entry */
 	/* parents first: by depth (a parent is one level up) */
 	for (__u32 d = 1; d <= HTB_MAX_DEPTH; d++)
 		for (__u32 s = 0; s < cap; s++)
@@ -87,6 +88,18 @@ int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 ca
 		if (conf[l->slot[i]].depth > 1 && l->node[i].parent == FLUID_NONE)
 			l->node[i].leaf = 0;
 	return 0;
+}
+
+__u64 share_period(__u64 cost_ns)
+{
+	__u64 p = 3 * cost_ns;
+
+	return p < SHARE_TICK_NS ? SHARE_TICK_NS : p > SHARE_TICK_MAX_NS ? SHARE_TICK_MAX_NS : p;
+}
+
+__u64 share_lease(__u64 period_ns)
+{
+	return 10 * period_ns > SHARE_LEASE_NS ? 10 * period_ns : SHARE_LEASE_NS;
 }
 
 __u64 share_word(__u64 borrow_Bps)
@@ -108,19 +121,17 @@ void share_store(struct htb_class_share *dst, const struct htb_class_share *v)
 }
 
 /* A leaf's offered rate: all it can get while the shaper holds its packets
- * back, else what it sent, smoothed over SHARE_TAU_NS. */
+ * back, else what it sent, smoothed over SHARE_TAU_NS (a: the smoothing
+ * weight of this tick's sample; per_ns: 1e9 / the tick's length). */
 static void estimate(struct share_loop *l, __u32 i, const struct htb_class_state *st,
-		     __u64 now)
+		     __u64 now, double a, double per_ns)
 {
 	struct fluid_node *f = &l->node[i];
-	__u64 dt = now - l->prev_now;
 
-	if (l->prev_now && now > l->prev_now) {
+	if (a > 0) {
 		__u64 sent = st->bytes >= l->prev_bytes[i] ? st->bytes - l->prev_bytes[i] : 0;
-		double sample = (double)sent * 1e9 / (double)dt;
-		double a = 1 - exp(-(double)dt / (double)SHARE_TAU_NS);
 
-		l->est[i] += a * (sample - l->est[i]);
+		l->est[i] += a * ((double)sent * per_ns - l->est[i]);
 	}
 	l->prev_bytes[i] = st->bytes;
 	l->backlogged[i] = st->shaped_until > now;
@@ -146,25 +157,39 @@ static __u64 borrow_limit(const struct share_loop *l, __u32 i)
 	return want > f->rate ? want - f->rate : 0;
 }
 
+/* Leaf i's limit into out (stored only when it changed: a store is a
+ * write to a line the program reads on every packet of the class). */
+static void put_limit(struct share_loop *l, __u32 i, struct htb_class_share *out)
+{
+	struct htb_class_share v = { 0 };
+
+	if (l->node[i].leaf) {
+		v.borrow_Bps = borrow_limit(l, i);
+		v.borrow_l2t = share_word(v.borrow_Bps);
+		v.bbuffer = (__s64)SHARE_BBUFFER_NS;
+		v.demand_Bps = l->node[i].demand;
+	}
+	if (l->fresh || out->borrow_l2t != v.borrow_l2t || out->demand_Bps != v.demand_Bps)
+		share_store(out, &v);
+}
+
 int share_tick(struct share_loop *l, const struct htb_class_state *st, __u64 now,
 	       struct htb_class_share *out)
 {
+	double a = 0, per_ns = 0;
+
+	if (l->prev_now && now > l->prev_now) {
+		a = 1 - exp(-(double)(now - l->prev_now) / (double)SHARE_TAU_NS);
+		per_ns = 1e9 / (double)(now - l->prev_now);
+	}
 	for (__u32 i = 0; i < l->n; i++)
 		if (l->node[i].leaf)
-			estimate(l, i, &st[l->slot[i]], now);
+			estimate(l, i, &st[l->slot[i]], now, a, per_ns);
 	l->prev_now = now;
 	if (fluid_solve(l->node, l->n, &l->scratch))
 		return -1;
-	for (__u32 i = 0; i < l->n; i++) {
-		struct htb_class_share v = { 0 };
-
-		if (l->node[i].leaf) {
-			v.borrow_Bps = borrow_limit(l, i);
-			v.borrow_l2t = share_word(v.borrow_Bps);
-			v.bbuffer = (__s64)SHARE_BBUFFER_NS;
-			v.demand_Bps = l->node[i].demand;
-		}
-		share_store(&out[l->slot[i]], &v);
-	}
+	for (__u32 i = 0; i < l->n; i++)
+		put_limit(l, i, &out[l->slot[i]]);
+	l->fresh = false;
 	return 0;
 }

@@ -21,8 +21,14 @@
 
 #define SHARE_MS		1000000ull
 #define SHARE_TICK_NS		(10 * SHARE_MS)
+/* A tick that costs more than a third of SHARE_TICK_NS stretches the
+ * period to three times its cost (the loop takes at most a third of a
+ * CPU), up to this: at 100,000 classes a tick costs about 30 ms here
+ * (bench/bench_share.c; docs/DESIGN.md). */
+#define SHARE_TICK_MAX_NS	(100 * SHARE_MS)
 /* A loop that has not run for this long no longer counts: borrowing is
- * first come, first served again (20 missed ticks). */
+ * first come, first served again (20 missed ticks; 10 periods when the
+ * period is stretched). */
 #define SHARE_LEASE_NS		(200 * SHARE_MS)
 /* Time constant of the offered-rate estimate of a class that is not
  * backlogged: it decides how fast a class that stops sending gives its
@@ -47,6 +53,7 @@ struct share_loop {
 	double *est;			/* per node: offered B/s (not backlogged) */
 	bool *backlogged;		/* per node, at the last tick */
 	__u64 prev_now;			/* 0: no tick yet */
+	bool fresh;			/* planned anew: write every entry */
 	struct fluid_scratch *scratch;
 };
 
@@ -60,6 +67,10 @@ void share_free(struct share_loop *l);
  * share_store). Returns 0 or -1. */
 int share_tick(struct share_loop *l, const struct htb_class_state *st, __u64 now,
 	       struct htb_class_share *out);
+
+/* The period after a tick that cost cost_ns, and the lease to give. */
+__u64 share_period(__u64 cost_ns);
+__u64 share_lease(__u64 period_ns);
 
 /* The share word for a borrow rate (0: may not borrow). */
 __u64 share_word(__u64 borrow_Bps);
