@@ -34,6 +34,7 @@ struct src {
 	__u32 window;
 	__u64 start, stop;		/* ns after T0; stop 0: never */
 	double next;			/* ns: when the next packet is due */
+	__u64 seed;			/* nonzero: Poisson arrivals (an LCG) */
 	__u64 out[64];			/* window senders: stamps in flight */
 };
 
@@ -128,8 +129,14 @@ static void src_step(struct sim *s, struct src *r, __u64 t)
 		return;
 	}
 	while (r->next <= (double)t) {
+		double gap = (double)LEN * 1e9 / (double)r->rate;
+
 		send_one(s, r);
-		r->next += (double)LEN * 1e9 / (double)r->rate;
+		if (r->seed) {
+			r->seed = r->seed * 6364136223846793005ull + 1442695040888963407ull;
+			gap *= -log(((double)(r->seed >> 11) + 0.5) / 9007199254740992.0);
+		}
+		r->next += gap;
 	}
 }
 
@@ -283,6 +290,23 @@ static void flood_vs_window(struct sim *s)
 	offer(s, 2, 0, 0, 0);
 }
 Test(share, flood_buys_nothing) { both(flood_vs_window, 2, 1, 2); }
+
+/* Senders with Poisson arrivals (bursts and gaps the loop's estimates
+ * must ride out): quanta 1:3 between two floods, and a third, paced one
+ * that offers less than its share. */
+static void poisson(struct sim *s)
+{
+	cls(s, 0, HTB_NO_CLASS, 100, 100, 0, 1000);
+	cls(s, 1, 0, 10, 100, 0, 1000);
+	cls(s, 2, 0, 10, 100, 0, 3000);
+	cls(s, 3, 0, 10, 100, 0, 3000);
+	offer(s, 1, 120, 0, 0);
+	offer(s, 2, 120, 0, 0);
+	offer(s, 3, 15, 0, 0);
+	for (__u32 i = 0; i < 3; i++)
+		s->src[i].seed = 12345 + i;
+}
+Test(share, poisson_arrivals) { both(poisson, 3, 1, 3); }
 
 /* Three levels: the top (100) lends to two inner classes (20 each, ceil
  * 100) with two leaves each; the second inner class's leaves have quanta
