@@ -58,11 +58,15 @@ static const struct cmd cmds[] = {
 	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
 	  "Needs no privileges." },
 	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc]",
-	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped",
+	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped, share spare bandwidth by prio and quantum",
 	  "Loads FILE (or adopts an existing load), then reloads whenever FILE's "
 	  "text changes; a bad FILE is reported and the tree in force stays. Loads "
 	  "again if the attachment disappears (the last good tree if FILE is bad). "
 	  "SIGHUP re-reads FILE. One daemon per device (lock in /run/htbctl). "
+	  "Every 10 ms its sharing loop gives each borrowing leaf its share of "
+	  "the spare bandwidth (by prio, then quantum, as htbctl simulate computes "
+	  "it from what each leaf offers); without a daemon borrowers share it "
+	  "first come, first served. "
 	  "--no-qdisc as for load. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
 	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
 	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",
