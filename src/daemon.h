@@ -82,6 +82,7 @@ struct share_run {
 	struct maps mp;
 	bool open;
 	__u32 map_id;			/* the runtime map held; 0: none */
+	__u32 failed_id;		/* one that could not be held (not tried again) */
 	struct htb_runtime *rt;		/* mmap()ed */
 	size_t rt_len;
 	struct htb_class_share *sh;	/* mmap()ed, cap entries */

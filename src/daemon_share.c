@@ -100,20 +100,26 @@ void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *if
 {
 	__u32 id = pinned_id(ifname);
 
-	if (id && id == r->map_id)
-		return;
+	__u32 failed = r->failed_id;
+
+	if (id && (id == r->map_id || id == failed))
+		return;		/* held, or said once that it cannot be */
 	share_run_close(ctx, r);
 	if (!id)
 		return;
+	r->failed_id = id;
 	if (maps_open_pinned(ctx, ifname, &r->mp))
 		return;
 	r->open = true;
 	if (share_run_map(r)) {
-		p_warn(ctx, "daemon: the sharing loop cannot map %s's maps (%s); borrowing "
+		p_warn(ctx, "daemon: the sharing loop cannot map %s's maps (%s; pinned by "
+		       "an older htbctl? 'htbctl unload' and load make them anew); borrowing "
 		       "stays first come, first served", ifname, strerror(errno));
 		share_run_close(ctx, r);
+		r->failed_id = id;
 		return;
 	}
+	r->failed_id = 0;
 	r->map_id = id;
 	p_info(ctx, "daemon: sharing spare bandwidth on %s by prio and quantum "
 	       "(loop every %llu ms)", ifname, SHARE_TICK_NS / SHARE_MS);
