@@ -350,6 +350,30 @@ static void start_stop(struct sim *s)
 	offer(s, 1, 150, 0, 0);
 	offer(s, 2, 150, 2, 4);
 }
+/* Scenario 9 (f)'s tree at 1/1: the first class's 100 ms queue holds its
+ * parent's tokens when the second starts, and the parent has little to
+ * spare beyond the two shares to pay that back. */
+static void start_in_debt(struct sim *s)
+{
+	cls(s, 0, HTB_NO_CLASS, 24, 24, 0, 1000);
+	cls(s, 1, 0, 4, 24, 0, 3000);
+	cls(s, 2, 0, 4, 24, 0, 3000);
+	offer(s, 1, 30, 0, 0);
+	offer(s, 2, 30, 2, 0);
+}
+Test(share, converges_within_300ms_when_in_debt)
+{
+	static struct sim s;
+
+	sim_init(&s, true);
+	start_in_debt(&s);
+	run(&s, 4);
+	for (double t = 2.0; t < 2.35; t += 0.1)
+		cr_log_info("%.1f s: %.2f / %.2f", t, got(&s, 1, t, t + 0.1), got(&s, 2, t, t + 0.1));
+	for (double t = 2.3; t < 3.95; t += 0.1)
+		expect_ideal(&s, t, t + 0.1, 0.05);
+}
+
 Test(share, converges_within_300ms)
 {
 	static struct sim s;
