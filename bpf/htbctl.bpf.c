@@ -49,9 +49,20 @@ struct {
 	__type(value, struct htb_class_state);
 } class_state SEC(".maps");
 
+/* The sharing loop (htbctl daemon) writes these two through mmap():
+ * its lease in runtime, the borrow limits in class_share. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct htb_class_share);
+} class_share SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, struct htb_runtime);
 } runtime SEC(".maps");
@@ -107,6 +118,12 @@ env_state(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_state, &idx);
 }
 
+static __always_inline const struct htb_class_share *
+env_share(const struct htb_env *env, __u32 idx)
+{
+	return bpf_map_lookup_elem(&class_share, &idx);
+}
+
 /*
  * Load-time switch (.rodata, set through the skeleton before load; the
  * loader never sets it): the program without its bpf_spin_locks, only for
@@ -118,6 +135,7 @@ const volatile bool bench_no_lock = false;
 
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
+#define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
 #define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 
@@ -427,7 +445,7 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
-	p.pad = 0;
+	p.share = p.now < rt->share_until_ns;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;

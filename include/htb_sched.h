@@ -122,6 +122,7 @@
  *   struct htb_env			opaque per-packet environment
  *   HTB_ENV_CONF(env, idx)		const struct htb_class_conf * or NULL
  *   HTB_ENV_STATE(env, idx)		struct htb_class_state * or NULL
+ *   HTB_ENV_SHARE(env, idx)		const struct htb_class_share * or NULL
  *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
  */
 #ifndef HTB_SCHED_H
@@ -135,14 +136,18 @@
 struct htb_env {
 	const struct htb_class_conf *conf;
 	struct htb_class_state *state;
+	const struct htb_class_share *share;	/* NULL: no sharing loop */
 	__u32 n;
 };
 #define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
 #define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
+#define HTB_ENV_SHARE(env, idx)	((idx) < (env)->n && (env)->share ? &(env)->share[idx] : (void *)0)
 #define HTB_LOCK(st)		do { } while (0)
 #define HTB_UNLOCK(st)		do { } while (0)
 #endif
 
+/* One load the compiler may neither split nor repeat. */
+#define HTB_LOAD_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
 #define HTB_MIN(a, b)	((a) < (b) ? (a) : (b))
 #define HTB_MAX(a, b)	((a) > (b) ? (a) : (b))
 
@@ -165,7 +170,7 @@ struct htb_params {
 	__u64 now;
 	__u64 horizon_ns;
 	__u32 hysteresis;
-	__u32 pad;
+	__u32 share;		/* the sharing loop's lease runs: class_share counts */
 };
 
 /* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
@@ -225,20 +230,57 @@ HTB_INLINE __u64 htb_ready(__u64 now, __s64 toks, __s64 thresh)
 	return toks >= thresh ? now : now + (__u64)(thresh - toks);
 }
 
+/* A class's borrow limit as the program sees it: the share word loaded
+ * once (see struct htb_class_share). */
+struct htb_blimit {
+	__u64 word;		/* 0: no limit */
+	__s64 bbuffer;
+};
+
+HTB_INLINE void htb_blimit_of(const struct htb_params *p,
+			      const struct htb_class_share *sh,
+			      struct htb_blimit *bl)
+{
+	bl->word = 0;
+	bl->bbuffer = 0;
+	if (!p->share || !sh)
+		return;
+	bl->word = HTB_LOAD_ONCE(sh->borrow_l2t);
+	bl->bbuffer = HTB_LOAD_ONCE(sh->bbuffer);
+}
+
 /* A packet's costs for one class in units of 2^-shift ns, computed before
- * taking the class's lock (htb_l2t_prod) so the locked part stays short. */
+ * taking the class's lock (htb_l2t_prod) so the locked part stays short.
+ * The borrow cost uses the class's ceil ratecfg (its overhead, mpu and
+ * linklayer) with the loop's mult and shift. */
 struct htb_cost {
 	__u64 r, c, b;
 	__u32 len;
+	__u8 bshift;
+	__u8 blimit;		/* the borrow bucket is charged */
+	__u16 pad;
+	__s64 bbuffer;
 };
 
-HTB_INLINE void htb_cost_of(const struct htb_class_conf *c, __u32 len,
+HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
+			    const struct htb_blimit *bl, __u32 len,
 			    struct htb_cost *k)
 {
+	struct htb_ratecfg b = c->ceil;
+
 	k->r = htb_l2t_prod(&c->rate, len);
 	k->c = htb_l2t_prod(&c->ceil, len);
-	k->b = c->borrow.rate_Bps ? htb_l2t_prod(&c->borrow, len) : 0;
 	k->len = len;
+	k->b = 0;
+	k->bshift = 0;
+	k->blimit = bl->word != 0;
+	k->bbuffer = bl->bbuffer;
+	if (k->blimit) {
+		b.mult = HTB_SHARE_MULT(bl->word);
+		b.shift = HTB_SHARE_SHIFT(bl->word);
+		k->b = htb_l2t_prod(&b, len);
+		k->bshift = b.shift;
+	}
 }
 
 /*
@@ -264,13 +306,16 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 	} else {
 		st->borrows++;
 	}
-	if (c->borrow.rate_Bps) {
-		__s64 btoks = htb_fill(st->btokens, diff, c->bbuffer);
+	if (k->blimit) {
+		__s64 btoks = htb_fill(st->btokens, diff, k->bbuffer);
 
 		if (!rate)
 			btoks = htb_clamp_mbuffer(btoks -
-				(__s64)htb_carry_ns(k->b, c->borrow.shift, &st->bcarry));
+				(__s64)htb_carry_ns(k->b, k->bshift, &st->bcarry));
 		st->btokens = btoks;
+	} else {
+		/* no limit: full whenever one is set (htb_fill caps it) */
+		st->btokens = (__s64)HTB_MBUFFER_NS;
 	}
 	ctoks -= (__s64)htb_carry_ns(k->c, c->ceil.shift, &st->ccarry);
 	ctoks = htb_clamp_mbuffer(ctoks);
@@ -319,6 +364,8 @@ struct htb_job {
 	__u32 idx;		/* class */
 	__s32 below;		/* levels down to the lender: > 0 borrow, 0 lend, < 0 rate */
 	__u32 pad;
+	__u64 own_ts;		/* max(now, the packet's valid stamp): a later T is
+				 * the shaper's doing (shaped_until) */
 };
 
 HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
@@ -326,6 +373,7 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_blimit bl;
 	__s64 diff;
 	__u32 mode;
 
@@ -335,6 +383,7 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	st = HTB_ENV_STATE(env, idx);
 	if (!c || !st)
 		return -1;
+	htb_blimit_of(p, HTB_ENV_SHARE(env, idx), &bl);
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
 	out->c = htb_ready(p->now, htb_fill(st->ctokens, diff, c->cbuffer),
@@ -342,8 +391,10 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	out->r = htb_ready(p->now, htb_fill(st->tokens, diff, c->buffer),
 			   htb_hiwater(c, mode, p->hysteresis));
 	out->b = p->now;
-	if (c->borrow.rate_Bps)
-		out->b = htb_ready(p->now, htb_fill(st->btokens, diff, c->bbuffer), 0);
+	if (bl.word && !HTB_SHARE_MULT(bl.word))
+		out->b = ~0ull;		/* the loop gives it nothing to borrow */
+	else if (bl.word)
+		out->b = htb_ready(p->now, htb_fill(st->btokens, diff, bl.bbuffer), 0);
 	out->last_stamp = st->last_stamp;
 	return 0;
 }
@@ -355,6 +406,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_blimit bl;
 	struct htb_cost k;
 	__u64 limit, T;
 
@@ -366,7 +418,8 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_UNSHAPED;
 	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
 	T = j->T;
-	htb_cost_of(c, j->len, &k);
+	htb_blimit_of(p, HTB_ENV_SHARE(env, j->idx), &bl);
+	htb_cost_of(c, &bl, j->len, &k);
 	HTB_LOCK(st);
 	if (st->last_stamp > T)
 		T = st->last_stamp;
@@ -377,6 +430,8 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_DROP;
 	}
 	st->last_stamp = T;
+	if (T > j->own_ts)
+		st->shaped_until = T;
 	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
 		   p->hysteresis);
 	HTB_UNLOCK(st);
@@ -390,6 +445,7 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_blimit bl;
 	struct htb_cost k;
 
 	if (!env || !p || !j)
@@ -398,7 +454,8 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 	st = HTB_ENV_STATE(env, j->idx);
 	if (!c || !st)
 		return -1;
-	htb_cost_of(c, j->len, &k);
+	htb_blimit_of(p, HTB_ENV_SHARE(env, j->idx), &bl);
+	htb_cost_of(c, &bl, j->len, &k);
 	HTB_LOCK(st);
 	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
 		   p->hysteresis);
@@ -433,6 +490,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		else
 			d->stale = 1;
 	}
+	j.own_ts = floor;
 	if (depth > HTB_MAX_DEPTH)
 		depth = HTB_MAX_DEPTH;
 	if (depth == 0)

@@ -67,11 +67,6 @@ struct htb_class_conf {
 	__u32 quantum;
 	__u32 flags;		/* HTB_CONF_* */
 	__u32 pad;
-	/* Reserved for the prio/quantum sharing issue: a control-plane limit
-	 * on how fast this class may borrow. rate_Bps == 0 means unlimited
-	 * (the datapath then ignores borrow, bbuffer and the b* state). */
-	struct htb_ratecfg borrow;
-	__s64 bbuffer;		/* ns of borrow tokens a full bucket holds */
 };
 
 #define HTB_CONF_VALID	(1u << 0)
@@ -102,9 +97,39 @@ struct htb_class_state {
 	 * (htb_l2t_carry in include/htb_rate.h), below 2^shift. */
 	__u64 rcarry;
 	__u64 ccarry;
-	__s64 btokens;		/* borrow bucket, as of t_c (conf.borrow) */
+	__s64 btokens;		/* borrow bucket, as of t_c (htb_class_share) */
 	__u64 bcarry;
+	/* Latest departure the shaper itself imposed on this class's packets
+	 * (a stamp later than both the clock and the packet's own stamp):
+	 * while it lies ahead of the clock the class is backlogged, which is
+	 * how the sharing loop tells a class that wants more from one that
+	 * sends all it has (src/share.c). */
+	__u64 shaped_until;
 };
+
+/*
+ * What a leaf may borrow, set by the sharing loop (`htbctl daemon`,
+ * src/share.c) from the fluid ideal of prio and quantum; one entry per
+ * class slot, like class_state. The map is mmap()ed by the loop, which
+ * stores borrow_l2t with one 8-byte store, and the program loads it with
+ * one 8-byte load, so a packet never sees a rate and a shift of two
+ * different updates. The entries count only while the loop's lease in
+ * htb_runtime.share_until_ns runs: a loop that dies leaves borrowing first
+ * come, first served, and rates and ceils exactly enforced.
+ */
+struct htb_class_share {
+	__u64 borrow_l2t;	/* 0: no limit; else HTB_SHARE_ON | shift << 32 | mult
+				 * (the class's own overhead/mpu/linklayer), mult 0:
+				 * may not borrow at all */
+	__s64 bbuffer;		/* ns of borrow tokens a full bucket holds */
+	__u64 borrow_Bps;	/* the rate borrow_l2t encodes (for show, bpftool) */
+	__u64 demand_Bps;	/* the loop's estimate of what the class offers;
+				 * ~0: backlogged, takes all it can get */
+};
+
+#define HTB_SHARE_ON		(1ull << 63)
+#define HTB_SHARE_MULT(w)	((__u32)(w))
+#define HTB_SHARE_SHIFT(w)	((__u8)((w) >> 32))
 
 /* Values a running program reads on every packet; settable at run time. */
 struct htb_runtime {
@@ -114,6 +139,11 @@ struct htb_runtime {
 	__u32 pad;
 	__u64 horizon_ns;	/* an incoming tstamp beyond now + horizon is stale */
 	__u64 test_now_ns;	/* tests only: nonzero replaces the clock */
+	/* The sharing loop's lease: class_share counts while the clock is
+	 * below it. The loop stores both with single 8-byte stores through
+	 * its mmap() of this map; 0: no loop has run. */
+	__u64 share_until_ns;
+	__u64 share_run_ns;	/* when the loop last ran */
 };
 
 /* Per-generation classification settings (key = gen). */

@@ -17,7 +17,7 @@
 static const char *const names[M_NMAPS] = {
 	[M_CONF] = "class_conf", [M_STATE] = "class_state",
 	[M_RUNTIME] = "runtime", [M_TREE] = "tree_conf",
-	[M_DEVSTATS] = "dev_stats",
+	[M_DEVSTATS] = "dev_stats", [M_SHARE] = "class_share",
 	HTB_CLASSIFIERS(CLS_NAME_)
 };
 #undef CLS_NAME_
@@ -53,6 +53,7 @@ static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 	out[M_RUNTIME] = skel->maps.runtime;
 	out[M_TREE] = skel->maps.tree_conf;
 	out[M_DEVSTATS] = skel->maps.dev_stats;
+	out[M_SHARE] = skel->maps.class_share;
 #define CLS_SKEL_(id, nm, ktype, mtype, mflags, bit)	\
 	out[M_CLS + HTB_CLS_##id] = skel->maps.nm;
 	HTB_CLASSIFIERS(CLS_SKEL_)
@@ -67,6 +68,7 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
 	skel_maps(skel, map);
 	rc |= bpf_map__set_max_entries(map[M_CONF], 2 * cap);	/* two generations */
 	rc |= bpf_map__set_max_entries(map[M_STATE], cap);
+	rc |= bpf_map__set_max_entries(map[M_SHARE], cap);
 	/* cls_prio has an entry per leaf: as many as there are slots */
 	rc |= bpf_map__set_max_entries(map[M_CLS + HTB_CLS_PRIO], cap);
 	for (int c = 0; c < HTB_NCLS; c++)

@@ -41,11 +41,6 @@ int htb_conf_from_params(const struct htb_class_params *p,
 	c->prio = p->prio;
 	c->quantum = p->quantum;
 	c->flags = HTB_CONF_VALID | (p->leaf ? HTB_CONF_LEAF : 0);
-	if (p->borrow_Bps) {
-		htb_ratecfg_precompute(&c->borrow, p->borrow_Bps, p->overhead,
-				       p->mpu, p->linklayer);
-		c->bbuffer = htb_bytes_to_ns(p->bburst, p->borrow_Bps);
-	}
 	return 0;
 }
 
@@ -55,7 +50,7 @@ void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,
 	memset(st, 0, sizeof(*st));
 	st->tokens = c->buffer;
 	st->ctokens = c->cbuffer;
-	st->btokens = c->bbuffer;
+	st->btokens = (__s64)HTB_MBUFFER_NS;	/* full under any limit */
 	st->t_c = now;
 	st->mode = HTB_MODE_CAN_SEND;
 }

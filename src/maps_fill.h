@@ -30,8 +30,6 @@ struct htb_class_params {
 	__u64 limit_ns;			/* 0: HTB_DEFAULT_LIMIT_NS */
 	__u32 prio;
 	__u32 quantum;
-	__u64 borrow_Bps;		/* 0: no borrow limit (reserved) */
-	__u64 bburst;
 };
 
 /* ns it takes to send bytes at rate_Bps, exact (floor), saturating. */

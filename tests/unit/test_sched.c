@@ -476,30 +476,71 @@ Test(sched, train_rate_exact)
 		}
 }
 
-/* The reserved per-class borrow limit: with borrow.rate set, a class
- * borrows at most that fast; rate 0 ignores it. */
-Test(sched, borrow_limit_reserved)
+/* A borrow limit from the sharing loop (struct htb_class_share): while the
+ * lease runs a class borrows at most that fast; with mult 0 not at all;
+ * when the lease has run out (params.share 0) it borrows freely again. */
+static void share_set(struct htb_class_share *sh, __u64 Bps)
 {
-	struct htb_class_params p = {
-		.classid = 0x10002, .depth = 2, .path = { 1, 0 }, .leaf = true,
-		.rate_Bps = MBIT(1), .ceil_Bps = MBIT(100), .burst = 1500,
-		.cburst = 1500, .limit_ns = 10 * SEC,
-		.borrow_Bps = MBIT(4), .bburst = 1500,
-	};
+	struct htb_ratecfg r;
+
+	htb_ratecfg_precompute(&r, Bps, 0, 0, HTB_LINKLAYER_ETHERNET);
+	sh->borrow_l2t = HTB_SHARE_ON | (__u64)r.shift << 32 | r.mult;
+	sh->bbuffer = 2 * (__s64)MS;
+	sh->borrow_Bps = Bps;
+}
+
+Test(sched, borrow_limit_from_the_loop)
+{
+	struct htb_class_share sh[MAXC] = { 0 };
 	struct tree t;
-	__u64 T = 0;
+	__u64 T = 0, T1;
 	int i;
 
 	tree_init(&t);
+	t.env.share = sh;
+	t.p.share = 1;
 	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
-	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, SEC);
-	cr_assert_eq(htb_conf_from_params(&p, &t.conf[1]), 0);
-	htb_state_init(&t.st[1], &t.conf[1], t.p.now);
+	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+	share_set(&sh[1], MBIT(4));
 	for (i = 0; i < 1000; i++)
 		T = stamp(&t, 1, 1500);
 	/* own 1 Mbit + borrowed 4 Mbit = 5 Mbit: 2.4 ms per packet */
 	cr_expect(fabs((double)(T - T0) / (1000 * 2400000.0) - 1) < 0.01,
 		  "%.3f ms per packet", (T - T0) / 1000 / 1e6);
+
+	/* nothing to borrow: its own 1 Mbit/s, 12 ms per packet */
+	sh[1].borrow_l2t = HTB_SHARE_ON;
+	T1 = stamp(&t, 1, 1500);
+	for (i = 0; i < 100; i++)
+		T = stamp(&t, 1, 1500);
+	cr_expect(fabs((double)(T - T1) / (100 * 12000000.0) - 1) < 0.01,
+		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+
+	/* the lease ran out: the parent's 100 Mbit/s, 0.12 ms per packet */
+	t.p.share = 0;
+	t.p.now = T;
+	T1 = stamp(&t, 1, 1500);
+	for (i = 0; i < 100; i++)
+		T = stamp(&t, 1, 1500);
+	cr_expect(fabs((double)(T - T1) / (100 * 120000.0) - 1) < 0.02,
+		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+}
+
+/* shaped_until: set when the shaper delays a packet, not when the packet's
+ * own stamp (TCP's pacing) is what it waits for. */
+Test(sched, shaped_until_only_for_the_shapers_delay)
+{
+	struct htb_decision d;
+	struct tree t;
+
+	tree_init(&t);
+	add(&t, 0, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, SEC);
+	cr_assert_eq(send(&t, 0, 1500, T0 + 5 * MS, &d), HTB_SEND);
+	cr_expect_eq(d.tstamp, T0 + 5 * MS);
+	cr_expect_eq(t.st[0].shaped_until, 0);
+	cr_assert_eq(send(&t, 0, 1500, 0, &d), HTB_SEND);
+	cr_expect_geq(d.tstamp, T0 + 5 * MS);	/* behind the first */
+	cr_expect_eq(t.st[0].shaped_until, d.tstamp);
 }
 
 /*
