@@ -111,7 +111,7 @@ shape_htbctl() {	# config [daemon options]
 	while :; do
 		# grep, not jq: jq takes about a second to start under emulation
 		s=$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 2>/dev/null |
-			grep -o '"sharing": *"[a-z_]*"' | sed 's/.*"\([a-z_]*\)"$/\1/')
+			grep -o '"sharing": *"[a-z_]*"' | sed 's/.*"\([a-z_]*\)"$/\1/') || :
 		if [ "$s" = prio_quantum ]; then
 			printf '== [%(%T)T] sharing prio_quantum after %d s\n' -1 $((SECONDS - t0)) >> "$log"
 			# this daemon's load line: the last one after its "== " line
