@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include "../tests/bpf/prog_util.h"
+#include "share.h"
 #include "edt_baseline.skel.h"
 
 #define TBIT	(1000ull * PU_GBIT(1))
@@ -271,6 +272,59 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 				fx_close(&fd[i][mode][v]);
 }
 
+/* With the sharing loop's lease running: every class on the path has its
+ * class_share entry read (a limit of 1 Tbit/s on the leaf, so nothing
+ * queues), beside the same chain without a lease, all interleaved. */
+static void table_share(const struct bench *bn, const struct baseline *b,
+			const struct pkt *p)
+{
+	enum { ND = 3 };
+	static const int depths[ND] = { 1, 3, 8 };
+	static struct fx fd[ND][2][2];		/* [depth][own, borrow][no lease, lease] */
+	struct bcase cs[1 + ND * 4];
+	int n = 0;
+
+	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	for (int i = 0; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++)
+			for (int lease = 0; lease < 2; lease++) {
+				struct fx *f = &fd[i][mode][lease];
+				struct htb_class_share sh = {
+					.borrow_l2t = share_word(TBIT), .bbuffer = PU_MS,
+				};
+				__u32 leaf = (__u32)depths[i] - 1;
+
+				die_err(fx_open(f, 16), "load htbctl");
+				chain(f, depths[i], mode);
+				if (lease) {
+					die_err(bpf_map_update_elem(f->maps.fd[M_SHARE], &leaf, &sh, 0)
+						? -errno : 0, "class_share");
+					f->runtime.share_until_ns = ~0ull;
+					die_err(fx_set_runtime(f), "runtime");
+				}
+				cs[n++] = (struct bcase){ .prog = f->prog,
+					.in = { .priority = PU_CLASSID(leaf) } };
+			}
+	measure(bn, cs, n, p);
+	printf("\n%-30s %10s %10s %8s %8s\n", "sharing loop's lease", "none ns", "lease ns",
+	       "ratio", "+ns");
+	for (int i = 0, k = 1; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++, k += 2) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
+				 mode ? "borrow from top" : "leaf within rate");
+			printf("%-30s %10.1f %10.1f %7.2fx %8.1f\n", name, cs[k].min,
+			       cs[k + 1].min, cs[k + 1].min / cs[0].min, cs[k + 1].min - cs[k].min);
+		}
+	printf("(ratio: with the lease, against the baseline, %.1f ns, of this table)\n",
+	       cs[0].min);
+	for (int i = 0; i < ND; i++)
+		for (int mode = 0; mode < 2; mode++)
+			for (int lease = 0; lease < 2; lease++)
+				fx_close(&fd[i][mode][lease]);
+}
+
 /* Classification worst case: every classifier probed, all miss. */
 static void table_unclassified(const struct bench *bn, const struct baseline *b,
 			       struct fx *f0, const struct pkt *p)
@@ -421,6 +475,7 @@ int main(int argc, char **argv)
 	table_depth(&bn, &b, &f0, &p);
 	table_unclassified(&bn, &b, &f0, &p);
 	fx_close(&f0);
+	table_share(&bn, &b, &p);
 	table_size(&bn, &p);
 	two_cpus();
 	edt_baseline_bpf__destroy(b.skel);

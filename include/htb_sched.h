@@ -237,13 +237,17 @@ struct htb_blimit {
 	__s64 bbuffer;
 };
 
-HTB_INLINE void htb_blimit_of(const struct htb_params *p,
-			      const struct htb_class_share *sh,
-			      struct htb_blimit *bl)
+HTB_INLINE void htb_blimit_of(struct htb_env *env, const struct htb_params *p,
+			      __u32 idx, struct htb_blimit *bl)
 {
+	const struct htb_class_share *sh;
+
 	bl->word = 0;
 	bl->bbuffer = 0;
-	if (!p->share || !sh)
+	if (!p->share)
+		return;		/* no loop: not even the lookup */
+	sh = HTB_ENV_SHARE(env, idx);
+	if (!sh)
 		return;
 	bl->word = HTB_LOAD_ONCE(sh->borrow_l2t);
 	bl->bbuffer = HTB_LOAD_ONCE(sh->bbuffer);
@@ -383,7 +387,7 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	st = HTB_ENV_STATE(env, idx);
 	if (!c || !st)
 		return -1;
-	htb_blimit_of(p, HTB_ENV_SHARE(env, idx), &bl);
+	htb_blimit_of(env, p, idx, &bl);
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
 	out->c = htb_ready(p->now, htb_fill(st->ctokens, diff, c->cbuffer),
@@ -418,7 +422,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_UNSHAPED;
 	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
 	T = j->T;
-	htb_blimit_of(p, HTB_ENV_SHARE(env, j->idx), &bl);
+	htb_blimit_of(env, p, j->idx, &bl);
 	htb_cost_of(c, &bl, j->len, &k);
 	HTB_LOCK(st);
 	if (st->last_stamp > T)
@@ -454,7 +458,7 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 	st = HTB_ENV_STATE(env, j->idx);
 	if (!c || !st)
 		return -1;
-	htb_blimit_of(p, HTB_ENV_SHARE(env, j->idx), &bl);
+	htb_blimit_of(env, p, j->idx, &bl);
 	htb_cost_of(c, &bl, j->len, &k);
 	HTB_LOCK(st);
 	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,

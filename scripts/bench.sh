@@ -22,4 +22,5 @@ fi
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -r) $(git rev-parse --short HEAD 2>/dev/null || true)"
 	echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	"$OUT/bench/bench_prog" "$@"
+	"$OUT/bench/bench_share"
 } | tee "$OUT/bench/results.txt"

@@ -12,5 +12,6 @@ int do_show(const struct ctx *ctx, int argc, char **argv);
 int do_set(const struct ctx *ctx, int argc, char **argv);
 int do_check(const struct ctx *ctx, int argc, char **argv);
 int do_daemon(const struct ctx *ctx, int argc, char **argv);
+int do_simulate(const struct ctx *ctx, int argc, char **argv);
 
 #endif

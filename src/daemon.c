@@ -31,6 +31,7 @@
 
 #include "daemon.h"
 #include "loader.h"
+#include "maps_fill.h"
 
 /* A config's text, as read (malloc'ed, not terminated); buf NULL: none. */
 struct text {
@@ -54,6 +55,7 @@ struct daemon {
 	enum file_state file;		/* what the last read found */
 	bool dev_gone;			/* said so */
 	bool said_stuck;		/* said that there is no tree to re-attach */
+	struct share_run share;		/* the sharing loop (daemon_share.c) */
 };
 
 static void text_free(struct text *t)
@@ -175,6 +177,7 @@ static void apply(struct daemon *d, struct text *t)
 		text_move(&d->good, t);
 		text_free(&d->rejected);
 		d->said_stuck = false;
+		share_run_attach(d->ctx, &d->share, d->o->ifname);
 		return;
 	}
 	p_warn(d->ctx, "daemon: %s not applied; the tree in force stays", d->o->config);
@@ -291,6 +294,7 @@ static void check(struct daemon *d)
 	d->dev_gone = false;
 	if (state_of(ifname, &ifindex) != PINS_OK)
 		reattach(d);
+	share_run_attach(d->ctx, &d->share, ifname);
 }
 
 /* ---- the loop ---- */
@@ -309,18 +313,25 @@ static void read_signals(struct daemon *d)
 	}
 }
 
-/* Waits for a file event, a signal, the debounce timer or the next check. */
+/* Waits for a file event, a signal, the debounce timer, the next check
+ * or the sharing loop's next tick (to the ns: the loop runs every 10 ms). */
 static void wait_event(struct daemon *d, __u64 next_check)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = d->w.fd, .events = POLLIN },
 		{ .fd = d->sfd, .events = POLLIN },
 	};
-	__u64 now = daemon_now_ms(), until = next_check;
+	__u64 now = htb_clock_ns(), until = next_check * 1000000;
+	struct timespec ts;
 
-	if (d->w.pending && d->w.pending < until)
-		until = d->w.pending;
-	if (poll(pfd, 2, until > now ? (int)(until - now) : 0) <= 0)
+	if (d->w.pending && d->w.pending * 1000000 < until)
+		until = d->w.pending * 1000000;
+	if (d->share.map_id && d->share.next_ns < until)
+		until = d->share.next_ns;
+	until = until > now ? until - now : 0;
+	ts.tv_sec = (time_t)(until / 1000000000);
+	ts.tv_nsec = (long)(until % 1000000000);
+	if (ppoll(pfd, 2, &ts, NULL) <= 0)
 		return;
 	if (pfd[0].revents)
 		watch_read(&d->w);
@@ -345,6 +356,8 @@ static void serve(struct daemon *d)
 			next_check = now + DAEMON_CHECK_MS;
 			check(d);
 		}
+		if (d->share.map_id && htb_clock_ns() >= d->share.next_ns)
+			share_run_tick(d->ctx, &d->share);
 	}
 }
 
@@ -401,6 +414,7 @@ static void daemon_close(struct daemon *d)
 	}
 	if (d->w.fd >= 0)
 		watch_close(&d->w);
+	share_run_close(d->ctx, &d->share);
 	if (d->lock >= 0)
 		close(d->lock);
 	text_free(&d->good);
@@ -433,9 +447,12 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o)
 	struct daemon d = { .ctx = ctx, .o = o, .lock = -1, .sfd = -1, .w.fd = -1 };
 	int rc = daemon_open(&d);
 
+	d.share.gen = ~0u;
+	d.share.period_ns = SHARE_TICK_NS;
 	if (rc == 0)
 		rc = start(&d);
 	if (rc == 0) {
+		share_run_attach(ctx, &d.share, o->ifname);
 		serve(&d);
 		p_info(ctx, "daemon: %s, leaving %s shaped", strsignal(d.stop), o->ifname);
 	}

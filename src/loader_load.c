@@ -513,6 +513,18 @@ rollback:
 	return -1;
 }
 
+/* A leaf below a parent with room above its rate: it borrows. */
+static bool tree_borrows(const struct htb_config *cfg)
+{
+	for (__u32 i = 0; i < cfg->nclasses; i++) {
+		const struct config_class *c = &cfg->classes[i];
+
+		if (c->is_leaf && c->parent != CONFIG_NO_INDEX && c->ceil > c->rate)
+			return true;
+	}
+	return false;
+}
+
 int loader_load(const struct ctx *ctx, const struct load_opts *o)
 {
 	struct load_run r = { .ctx = ctx, .o = o, .meta_fd = -1, .ntxq = 1 };
@@ -526,6 +538,10 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	if (run_steps(&r) == 0) {
 		if (!o->quiet)
 			print_loaded(&r, ms_since(&t0));
+		if (!o->quiet && tree_borrows(&r.cfg))
+			p_info(ctx, "note: spare bandwidth goes by prio and quantum while "
+			       "`htbctl daemon` runs for %s; without it borrowing classes "
+			       "share it first come, first served", o->ifname);
 		if (o->no_qdisc && !ctx->json && strcmp(r.root.kind, "fq") &&
 		    strcmp(r.root.kind, "mq"))
 			p_warn(ctx, "the root qdisc of %s is %s, not fq: departure times "

@@ -58,12 +58,28 @@ static const struct cmd cmds[] = {
 	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
 	  "Needs no privileges." },
 	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc]",
-	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped",
+	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped, share spare bandwidth by prio and quantum",
 	  "Loads FILE (or adopts an existing load), then reloads whenever FILE's "
 	  "text changes; a bad FILE is reported and the tree in force stays. Loads "
 	  "again if the attachment disappears (the last good tree if FILE is bad). "
 	  "SIGHUP re-reads FILE. One daemon per device (lock in /run/htbctl). "
+	  "Every 10 ms its sharing loop gives each borrowing leaf its share of "
+	  "the spare bandwidth (by prio, then quantum, as htbctl simulate computes "
+	  "it from what each leaf offers); without a daemon borrowers share it "
+	  "first come, first served. "
 	  "--no-qdisc as for load. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
+	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
+	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",
+	  "Every leaf first gets its rate (within its ceil and what it offers); then "
+	  "each inner class, the deepest first, lends its spare rate to the leaves "
+	  "below it that want more: by prio (0 first), within one prio in proportion "
+	  "to quantum, within every ceil on the way. RATE is in tc units (15mbit), or "
+	  "max for a class that takes all it can get; all=RATE sets every leaf and "
+	  "later words win (offer all=10mbit 1:12=1mbit); a class not named offers "
+	  "nothing. Prints per class what it offers and gets, how much of that is its "
+	  "own rate and how much it borrowed from which class, and what holds it back "
+	  "(demand, ceil, ancestor ceil, spare, idle); inner classes their total and "
+	  "what they lent. Needs no privileges." },
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -75,7 +91,8 @@ static const char global_opts[] =
 
 static void usage_line(FILE *f, const struct cmd *c)
 {
-	fprintf(f, "  htbctl %-7s%s\n", c->name, c->args);
+	/* a name of 7 or more characters still gets its space */
+	fprintf(f, "  htbctl %-7s%s%s\n", c->name, strlen(c->name) < 7 ? "" : " ", c->args);
 }
 
 static void print_usage(FILE *f)

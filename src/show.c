@@ -104,10 +104,24 @@ static int read_dev_stats(int fd, struct htb_dev_stats *sum)
 	return 0;
 }
 
+/* A leaf's borrow limit from the sharing loop (while it runs). */
+static void print_share(struct printer *p, const struct htb_class_share *sh)
+{
+	bool backlogged = sh->demand_Bps == ~0ull;
+
+	print_rate(p, "borrow_limit", "\n share: may borrow %s", sh->borrow_Bps);
+	print_bool(p, "backlogged", NULL, backlogged);
+	if (backlogged)
+		print_text(p, ", backlogged (wants more)");
+	else
+		print_rate(p, "demand", ", offers %s", sh->demand_Bps);
+}
+
 static void print_class(struct printer *p, const struct htb_class_conf *c,
 			const struct htb_class_conf *conf,
 			const struct htb_class_state *s1,
-			const struct htb_class_state *s2, __u64 dt_ns)
+			const struct htb_class_state *s2, __u64 dt_ns,
+			const struct htb_class_share *sh)
 {
 	char id[16];
 	__u64 rate_est = 0, pps_est = 0;
@@ -146,6 +160,8 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 	print_stime(p, "ctokens", " ctokens: ", s2->ctokens);
 	print_string(p, "mode", " mode %s", mode_name(s2->mode));
 	print_u64(p, "t_c", NULL, s2->t_c);
+	if (sh && (c->flags & HTB_CONF_LEAF))
+		print_share(p, sh);
 	print_text(p, "\n\n");
 	print_close_object(p);
 }
@@ -158,6 +174,8 @@ struct snapshot {
 	__u32 hw;			/* slots read */
 	struct htb_class_conf *conf;
 	struct htb_class_state *s1, *s2;
+	struct htb_class_share *sh;	/* NULL: no sharing loop runs */
+	__u64 t0;			/* when rt was read */
 	__u64 t1, t2;
 	struct row *rows;		/* valid classes in tree order */
 	__u32 nrows;
@@ -181,12 +199,28 @@ static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval
 	return rc;
 }
 
+/* The loop's borrow limits, when its lease runs. */
+static int read_share(const struct maps *mp, struct snapshot *sn)
+{
+	if (sn->t0 >= sn->rt.share_until_ns)
+		return 0;
+	sn->sh = calloc(sn->hw ? sn->hw : 1, sizeof(*sn->sh));
+	if (!sn->sh)
+		return -1;
+	if (array_read(mp->fd[M_SHARE], 0, sn->hw, sn->sh, sizeof(*sn->sh), 0)) {
+		free(sn->sh);
+		sn->sh = NULL;
+	}
+	return 0;
+}
+
 static int take_snapshot(const struct ctx *ctx, const struct maps *mp, __u32 hiwater,
 			 __u64 interval_ns, struct snapshot *sn)
 {
 	__u32 hw;
 	int rc = maps_get_runtime(mp, &sn->rt);
 
+	sn->t0 = htb_clock_ns();
 	if (rc) {
 		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
 		return -1;
@@ -213,7 +247,7 @@ static int take_snapshot(const struct ctx *ctx, const struct maps *mp, __u32 hiw
 	}
 	if (read_dev_stats(mp->fd[M_DEVSTATS], &sn->ds))
 		memset(&sn->ds, 0, sizeof(sn->ds));
-	return 0;
+	return read_share(mp, sn);
 }
 
 /* The valid classes, sorted as a tree: each after its parent, siblings by
@@ -256,6 +290,25 @@ static void print_config(struct printer *p, const struct htbctl_meta *m, __u32 g
 	print_text(p, " (the next reload or load completes the change)");
 }
 
+/* Whether the daemon's sharing loop runs (its lease) and when it last ran. */
+static void print_sharing(struct printer *p, const struct htb_runtime *rt, __u64 now)
+{
+	bool on = now < rt->share_until_ns;
+	char buf[UNIT_BUF];
+
+	print_string(p, "sharing", NULL, on ? "prio_quantum" : "fcfs");
+	if (rt->share_run_ns && rt->share_run_ns <= now)
+		print_u64(p, "sharing_age_ns", NULL, now - rt->share_run_ns);
+	if (!on) {
+		print_text(p, "\n spare bandwidth: first come, first served (no sharing loop "
+			   "runs: `htbctl daemon` shares it by prio and quantum)");
+		return;
+	}
+	sprint_time(now - rt->share_run_ns, buf, sizeof(buf));
+	print_text(p, "\n spare bandwidth: by prio and quantum (the daemon's sharing "
+		   "loop, last run %s ago)", buf);
+}
+
 static void print_device(struct printer *p, const char *ifname,
 			 const struct htbctl_meta *m, const struct snapshot *sn)
 {
@@ -276,6 +329,7 @@ static void print_device(struct printer *p, const char *ifname,
 		print_string(p, "qdisc_handle", " %s", tc_handle_str(m->our_root, h, sizeof(h)));
 	}
 	print_config(p, m, sn->rt.gen & 1);
+	print_sharing(p, &sn->rt, sn->t0);
 	print_u64(p, "unclassified_packets", "\n unclassified: %llu pkt", ds->unclassified_packets);
 	print_u64(p, "unclassified_bytes", " %llu bytes", ds->unclassified_bytes);
 	print_u64(p, "control_packets", ", link control (ARP, ND, unshaped): %llu pkt", ds->control_packets);
@@ -300,7 +354,7 @@ static int print_snapshot(const struct ctx *ctx, const char *ifname,
 		__u32 s = sn->rows[i].slot;
 
 		print_class(&p, &sn->conf[s], sn->conf, &sn->s1[s], &sn->s2[s],
-			    interval_ns ? sn->t2 - sn->t1 : 0);
+			    interval_ns ? sn->t2 - sn->t1 : 0, sn->sh ? &sn->sh[s] : NULL);
 	}
 	print_close_array(&p);
 	print_close_object(&p);
@@ -334,6 +388,7 @@ out:
 	free(sn.conf);
 	free(sn.s1);
 	free(sn.s2);
+	free(sn.sh);
 	free(sn.rows);
 	session_close(&s);
 	return ret;

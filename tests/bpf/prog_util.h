@@ -64,6 +64,7 @@ static inline int fx_loaded(struct fx *f)
 static inline void fx_size(struct fx *f)
 {
 	bpf_map__set_max_entries(f->skel->maps.class_state, f->cap);
+	bpf_map__set_max_entries(f->skel->maps.class_share, f->cap);
 	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
 	if (f->cap > PU_MAXC)
 		bpf_map__set_max_entries(f->skel->maps.cls_prio, f->cap);

@@ -16,6 +16,7 @@
 
 #include "prog_util.h"
 #include "htb_sched.h"
+#include "share.h"
 
 #define T0	PU_T0
 #define MS	PU_MS
@@ -178,6 +179,44 @@ Test(prog, ceil_caps_a_borrowing_class)
 	cr_expect_eq(fx_state(&F, 1).borrows, 89);
 	cr_expect_eq(fx_state(&F, 0).lends, 89);
 	cr_expect_eq(fx_state(&F, 1).mode, HTB_MODE_CANT_SEND);
+}
+
+/* The sharing loop's limit (class_share) while its lease runs: 1 Mbit/s
+ * own + 4 borrowed, one packet per 2.4 ms; with nothing to borrow its own
+ * 12 ms; after the lease the parent's 100 Mbit/s pace. */
+Test(prog, borrow_limit_from_the_sharing_loop)
+{
+	struct htb_class_share sh = {
+		.borrow_l2t = share_word(MBIT(4)), .bbuffer = 2 * MS, .borrow_Bps = MBIT(4),
+	};
+	__u64 T = 0, T1;
+	__u32 key = 1;
+	int i;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC), 0);
+	cr_assert_eq(bpf_map_update_elem(F.maps.fd[M_SHARE], &key, &sh, 0), 0);
+	F.runtime.share_until_ns = T0 + 100 * SEC;
+	cr_assert_eq(fx_set_runtime(&F), 0);
+	for (i = 0; i < 1000; i++)
+		T = send_ok(1, 1500);
+	cr_expect(fabs((double)(T - T0) / (1000 * 2400000.0) - 1) < 0.01,
+		  "%.3f ms per packet", (T - T0) / 1000 / 1e6);
+	sh.borrow_l2t = HTB_SHARE_ON;
+	cr_assert_eq(bpf_map_update_elem(F.maps.fd[M_SHARE], &key, &sh, 0), 0);
+	T1 = send_ok(1, 1500);
+	for (i = 0; i < 50; i++)
+		T = send_ok(1, 1500);
+	cr_expect(fabs((double)(T - T1) / (50 * 12000000.0) - 1) < 0.01,
+		  "%.3f ms per packet", (T - T1) / 50 / 1e6);
+	cr_expect_eq(fx_state(&F, 1).shaped_until, T, "shaped_until is the last stamp");
+	F.runtime.share_until_ns = 0;
+	cr_assert_eq(fx_clock(&F, T), 0);
+	T1 = send_ok(1, 1500);
+	for (i = 0; i < 100; i++)
+		T = send_ok(1, 1500);
+	cr_expect(fabs((double)(T - T1) / (100 * 120000.0) - 1) < 0.02,
+		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
 }
 
 static void two_leaves(void)

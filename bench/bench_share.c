@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the sharing loop of `htbctl daemon` (src/share.c,
+ * src/daemon_share.c) costs per tick at N classes, every leaf active: the
+ * daemon's tick exactly (one batched read of class_state from the loaded
+ * program's map, the estimates, the fluid ideal, the limits stored into an
+ * mmap() of class_share), on a LibreQoS-like tree: a root, sites of 100
+ * leaves each. Half the leaves are backlogged, half send 1 Mbit/s.
+ *   bench_share [--classes N[,N...]] [--ticks N]      (root)
+ * Prints per N the median tick, the period the daemon runs it at
+ * (share_period: 10 ms, stretched to three times the cost of a tick that
+ * costs more than a third of that) and so the loop's share of one CPU.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../tests/bpf/prog_util.h"
+#include "share.h"
+
+static __u64 now_ns(void) { return htb_clock_ns(); }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Class i's conf: 0 the root, 1..sites the sites, then the leaves. */
+static void tree_conf(struct htb_class_conf *conf, __u32 n, __u32 sites)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct htb_class_params p = {
+			.classid = PU_CLASSID(i), .rate_Bps = PU_MBIT(10), .ceil_Bps = PU_MBIT(100),
+			.burst = 15000, .cburst = 15000, .limit_ns = 100 * PU_MS,
+			.leaf = i > sites, .quantum = 1000 + i % 5 * 1000, .prio = i % 3,
+		};
+
+		p.path[p.depth++] = i;
+		if (i > sites) {
+			p.path[p.depth++] = 1 + i % sites;
+			p.rate_Bps = PU_MBIT(1);
+		}
+		if (i)
+			p.path[p.depth++] = 0;
+		if (!i)
+			p.rate_Bps = p.ceil_Bps = PU_GBIT(100);
+		if (htb_conf_from_params(&p, &conf[i]))
+			exit(1);
+	}
+}
+
+/* Leaves active: bytes grow by 1 Mbit/s per tick's worth, half backlogged. */
+static void activity(struct htb_class_state *st, __u32 n, __u32 sites, __u64 now, int t)
+{
+	for (__u32 i = sites + 1; i < n; i++) {
+		st[i].bytes = (__u64)t * 1250;
+		st[i].shaped_until = i % 2 ? now + 50 * PU_MS : 0;
+	}
+}
+
+static double one_size(__u32 n, int ticks)
+{
+	__u32 sites = n / 100 ? n / 100 : 1, *slots = malloc(n * sizeof(*slots));
+	struct htb_class_conf *conf = calloc(n, sizeof(*conf));
+	struct htb_class_state *st = calloc(n, sizeof(*st));
+	__u64 *cost = calloc(ticks, sizeof(*cost));
+	struct share_loop loop = { 0 };
+	struct htb_class_share *sh;
+	size_t len;
+	struct fx f;
+
+	if (!slots || !conf || !st || !cost || fx_open(&f, n)) {
+		fprintf(stderr, "bench_share: setting up %u classes failed\n", n);
+		exit(1);
+	}
+	len = ((size_t)n * sizeof(*sh) + 4095) & ~(size_t)4095;
+	sh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f.maps.fd[M_SHARE], 0);
+	tree_conf(conf, n, sites);
+	for (__u32 i = 0; i < n; i++)
+		slots[i] = i;
+	if (sh == MAP_FAILED || maps_put_conf(&f.maps, 0, n, slots, conf, n) ||
+	    share_plan(&loop, conf, n)) {
+		fprintf(stderr, "bench_share: filling %u classes failed\n", n);
+		exit(1);
+	}
+	for (int t = 0; t < ticks; t++) {
+		__u64 now = now_ns(), t0;
+
+		activity(st, n, sites, now, t);
+		map_update_many(f.state, slots, sizeof(*slots), st, sizeof(*st), n, 0);
+		t0 = now_ns();
+		if (array_read(f.state, 0, loop.hw, st, sizeof(*st), 0) ||
+		    share_tick(&loop, st, now_ns(), sh))
+			exit(1);
+		cost[t] = now_ns() - t0;
+	}
+	qsort(cost, ticks, sizeof(*cost), cmp_u64);
+	share_free(&loop);
+	munmap(sh, len);
+	fx_close(&f);
+	free(slots);
+	free(conf);
+	free(st);
+	{
+		double med = (double)cost[ticks / 2];
+
+		free(cost);
+		return med;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char sizes[256] = "1000,10000,100000", *tok, *save;
+	int ticks = 30, o;
+
+	while ((o = getopt_long(argc, argv, "", (struct option[]){
+			{ "classes", required_argument, NULL, 'c' },
+			{ "ticks", required_argument, NULL, 't' }, { 0 } }, NULL)) != -1) {
+		if (o == 'c')
+			snprintf(sizes, sizeof(sizes), "%s", optarg);
+		else if (o == 't')
+			ticks = atoi(optarg) > 0 ? atoi(optarg) : 30;
+		else
+			return 2;
+	}
+	libbpf_set_print(NULL);
+	printf("\nsharing loop (htbctl daemon), one tick, every leaf active\n");
+	printf("%10s %12s %12s %10s\n", "classes", "tick (us)", "period (ms)", "CPU");
+	for (tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		__u32 n = (__u32)strtoul(tok, NULL, 0);
+		double us = one_size(n < 2 ? 2 : n, ticks) / 1e3;
+
+		double period = (double)share_period((__u64)(us * 1e3)) / 1e6;
+
+		printf("%10u %12.1f %12.0f %9.1f%%\n", n, us, period, us / 1e3 / period * 100);
+	}
+	return 0;
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The sharing loop: spare bandwidth by prio and quantum (docs/DESIGN.md,
+ * "Sharing spare bandwidth"). Every SHARE_TICK_NS it reads each class's
+ * bytes and backlog, estimates what each leaf offers, asks the fluid
+ * ideal (src/fluid.h) what each leaf should get, and gives every leaf a
+ * borrow limit of what it should borrow (struct htb_class_share). The
+ * program enforces the limits while the loop's lease runs.
+ *
+ * This part is pure: arrays in, arrays out, so the unit tests run it
+ * beside the departure-time code on a simulated clock
+ * (tests/unit/test_share.c). src/daemon_share.c runs it on the pinned
+ * maps inside `htbctl daemon`.
+ */
+#ifndef HTBCTL_SHARE_H
+#define HTBCTL_SHARE_H
+
+#include <stdbool.h>
+#include "htb_types.h"
+#include "fluid.h"
+
+#define SHARE_MS		1000000ull
+#define SHARE_TICK_NS		(10 * SHARE_MS)
+/* A tick that costs more than a third of SHARE_TICK_NS stretches the
+ * period to three times its cost (the loop takes at most a third of a
+ * CPU), up to this: at 100,000 classes a tick costs about 30 ms here
+ * (bench/bench_share.c; docs/DESIGN.md). */
+#define SHARE_TICK_MAX_NS	(100 * SHARE_MS)
+/* A loop that has not run for this long no longer counts: borrowing is
+ * first come, first served again (20 missed ticks; 10 periods when the
+ * period is stretched). */
+#define SHARE_LEASE_NS		(200 * SHARE_MS)
+/* Time constant of the offered-rate estimate of a class that is not
+ * backlogged: it decides how fast a class that stops sending gives its
+ * share back (about 3 x this to 5%). */
+#define SHARE_TAU_NS		(30 * SHARE_MS)
+/* Size of each borrow bucket: enough for a tick's jitter in the sender,
+ * small enough that a class over its share is caught within it. */
+#define SHARE_BBUFFER_NS	(5 * SHARE_MS)
+/* A class that sends all it has may grow this much before it is shaped
+ * (and so counted as backlogged, wanting all it can get): its limit is
+ * its estimate x 5/4, plus SHARE_HEADROOM_BPS. */
+#define SHARE_HEADROOM_BPS	12500ull	/* 100 kbit/s */
+
+struct share_loop {
+	__u32 cap;			/* class slots */
+	__u32 n;			/* classes (fluid nodes), parents first */
+	__u32 hw;			/* highest class slot + 1: the state to read */
+	struct fluid_node *node;
+	__u32 *slot;			/* node -> class slot */
+	__u32 *node_of;			/* class slot -> node, FLUID_NONE */
+	__u64 *prev_bytes;		/* per node, at the last tick */
+	double *est;			/* per node: offered B/s (not backlogged) */
+	bool *backlogged;		/* per node, at the last tick */
+	__u64 prev_now;			/* 0: no tick yet */
+	bool fresh;			/* planned anew: write every entry */
+	struct fluid_scratch *scratch;
+};
+
+/* The tree in force: conf[slot] of the active generation, cap slots (an
+ * entry without HTB_CONF_VALID is no class). Returns 0 or -1 (memory). */
+int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 cap);
+void share_free(struct share_loop *l);
+
+/* One tick at now: st[slot] the classes' state, out[slot] where the
+ * limits go (each entry stored so the program never sees half of one:
+ * share_store). Returns 0 or -1. */
+int share_tick(struct share_loop *l, const struct htb_class_state *st, __u64 now,
+	       struct htb_class_share *out);
+
+/* The period after a tick that cost cost_ns, and the lease to give. */
+__u64 share_period(__u64 cost_ns);
+__u64 share_lease(__u64 period_ns);
+
+/* The share word for a borrow rate (0: may not borrow). */
+__u64 share_word(__u64 borrow_Bps);
+/* Writes v into *dst, the word last, with one 8-byte store. */
+void share_store(struct htb_class_share *dst, const struct htb_class_share *v);
+
+#endif
