@@ -363,40 +363,16 @@ compare_shapers() {
 	rm -f "$a" "$b"
 }
 
-# fluid_ideal CONFIG OFFER...: the fluid ideal of issue 11 (what `htbctl
-# simulate` computes) for CONFIG under the offered loads, OFFER being
-# CLASS=RATE (tc units, on the wire: a UDP flow of L-byte datagrams sent
-# at R offers R * (L + 42) / L; max = backlogged). Prints "CLASSID
-# BYTES_PER_S" per class; returns 1 (saying why) when it has no answer.
-# For now the answers are worked out by hand (configs/sharing_*.ini show
-# the sums), keyed by the file's name and the offers exactly as the
-# scenarios give them; this becomes `htbctl simulate -j` when that lands.
+# fluid_ideal CONFIG OFFER...: the fluid ideal of issue 11, `htbctl
+# simulate`, for CONFIG under the offered loads, OFFER being CLASS=RATE
+# (tc units, on the wire: a UDP flow of L-byte datagrams sent at R offers
+# R * (L + 42) / L; max = backlogged). Prints "CLASSID BYTES_PER_S" per
+# class; returns 1 (simulate's message on stderr) when it has no answer.
 fluid_ideal() {
-	local conf=$1 key
+	local conf=$1 out
 	shift
-	key="${conf##*/} $*"
-	case $key in
-	# A 10 + 5/6 of the 6 spare, B its ceil, C 2 + 1/6 (quanta 125000 : 25000)
-	"seed003.ini 1:11=15450000bit 1:12=4120000bit 1:13=15450000bit")
-		echo "1:11 1875000"; echo "1:12 250000"; echo "1:13 375000" ;;
-	"sharing_quantum.ini 1:11=15450000bit 1:12=15450000bit")
-		echo "1:11 750000"; echo "1:12 1750000" ;;
-	"sharing_prio.ini 1:21=10300000bit 1:22=10300000bit 1:23=10300000bit")
-		echo "1:21 1287500"; echo "1:22 606250"; echo "1:23 606250" ;;
-	"sharing_ceil.ini 1:31=15450000bit 1:32=18540000bit")
-		echo "1:31 625000"; echo "1:32 1875000" ;;
-	"sharing_tcp.ini 1:41=30900000bit 1:42=max")
-		echo "1:41 1250000"; echo "1:42 1250000" ;;
-	"sharing_3level.ini 1:11=8240000bit 1:12=14420000bit 1:21=5150000bit 1:22=5150000bit")
-		echo "1:11 656250"; echo "1:12 1468750"; echo "1:21 437500"; echo "1:22 437500" ;;
-	"sharing_start.ini 1:61=26827906bit")
-		echo "1:61 3000000" ;;
-	"sharing_start.ini 1:61=26827906bit 1:62=20600000bit")
-		echo "1:61 1500000"; echo "1:62 1500000" ;;
-	*)
-		echo "fluid_ideal: no answer for '$key'" >&2
-		return 1 ;;
-	esac
+	out=$("$HTBCTL" -j simulate config "$conf" offer "$@") || return 1
+	jq -er '.classes[] | "\(.classid) \(.gets)"' <<<"$out"
 }
 
 # ideal_of CLASSID FLUID_OUTPUT: that class's bytes/s in fluid_ideal's
