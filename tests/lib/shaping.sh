@@ -79,8 +79,9 @@ fi
 # unshape_htbctl: SIGTERM, wait for the daemon to exit (it leaves the device
 # shaped), unload. A daemon that was gone before the SIGTERM, or that does
 # not exit 0 within DAEMON_WAIT seconds, is a FAIL line on stdout.
-# The bound: in the VM a load takes 2-3 s (it verifies the program) and a
-# show 0.7 s on a quiet host, twice that on a busy one.
+# The bound: in the VM a load takes 2-4.5 s (it verifies the program; the
+# daemon's sharing runs 1-5 s after its start) and a show 0.7 s, more on a
+# busy host.
 DAEMON_WAIT=${DAEMON_WAIT:-15}
 DAEMON_DIR=$(mktemp -d)
 declare -A DAEMON_PID=() DAEMON_RUN=()
@@ -222,7 +223,7 @@ side_by_side_trees() {
 }
 
 # shape_with SHAPER CONFIG: the scenarios' loop over the shapers: htbctl
-# (under the daemon), kernel_htb, or htbctl_fcfs (a plain load, for a
+# (under the daemon), kernel_htb (or htb), or htbctl_fcfs (a plain load, for a
 # first-come-first-served baseline); a failure says which setup failed and
 # why, on stdout as a FAIL line.
 shape_with() {
@@ -237,7 +238,7 @@ shape_with() {
 	htbctl_fcfs)
 		load_htbctl "$2" 2> "$why" > /dev/null ||
 			{ fail "${SCENARIO:-scenario}: htbctl load failed: $(tr '\n' ' ' < "$why")"; rc=1; } ;;
-	kernel_htb)
+	kernel_htb|htb)
 		shape_kernel_htb "$2" || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; rc=1; } ;;
 	*)
 		fail "${SCENARIO:-scenario}: no shaper '$1'"; rc=1 ;;
@@ -246,7 +247,10 @@ shape_with() {
 	return $rc
 }
 unshape_with() {	# SHAPER
-	if [ "$1" = kernel_htb ]; then unshape_kernel_htb; else unshape_htbctl; fi
+	case $1 in
+	kernel_htb|htb) unshape_kernel_htb ;;
+	*) unshape_htbctl ;;
+	esac
 }
 
 # each_shaper CONFIG FUNC [SHAPER...]: each SHAPER (default htbctl, then
