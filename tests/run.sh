@@ -13,8 +13,9 @@
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
 # scenarios: tests/scenarios/*.sh, the shaping scenarios beside kernel HTB
-#       with real traffic, in the VM (about 12 minutes); ends with the
-#       summary table (scripts/scenario-summary.sh).
+#       with real traffic, in the VM (about 17 minutes, 22 on a busy host;
+#       scenario 9, sharing, about 5 of them); htbctl shapes under its
+#       daemon; ends with the summary table (scripts/scenario-summary.sh).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
 # "SKIP name: why". The net and vm files hold only their cases, which

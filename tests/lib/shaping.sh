@@ -9,6 +9,11 @@
 #
 # The kernel HTB side is built from `htbctl -j check` output, so both
 # shapers get exactly the same resolved tree (rates, bursts, quanta, prio).
+#
+# htbctl shapes under `htbctl daemon` (shape_htbctl): sharing a parent's
+# spare bandwidth by prio and quantum is the daemon's loop, and a plain
+# load shares it first come, first served. load_htbctl is the plain load,
+# for a case that measures that on purpose (shaper htbctl_fcfs).
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 declare -F topo_up > /dev/null || . tests/lib/netns.sh
 
@@ -20,24 +25,28 @@ fail() { echo "FAIL $*"; }
 
 # scenario_begin NAME PAIR[:TXQUEUES]...: sets SCENARIO=NAME, brings up
 # the veth pairs (one TX queue unless said), $work (a directory removed on
-# exit), $conf (a config path in it) and $tsv (NAME's plot data, emptied).
+# exit), $conf (a config path in $work/conf, a directory of its own: the
+# daemon watches a config's directory, so measurements go elsewhere) and
+# $tsv (NAME's plot data, emptied).
 scenario_begin() {
 	local p q
 	SCENARIO=$1
 	shift
 	work=$(mktemp -d)
-	conf=$work/conf.ini tsv=$RESULTS/$SCENARIO.tsv
+	mkdir "$work/conf"
+	conf=$work/conf/conf.ini tsv=$RESULTS/$SCENARIO.tsv
 	trap scenario_end EXIT
 	for p; do
 		q=1
 		[[ $p == *:* ]] && q=${p#*:}
 		topo_up "${p%%:*}" "$q" || { fail "$SCENARIO setup"; exit 1; }
+		: > "$(daemon_log)"
 	done
 	: > "$tsv"
 }
 scenario_end() {
 	topo_down
-	rm -rf "$work"
+	rm -rf "$work" "$DAEMON_DIR"
 }
 
 # UDP senders get a socket buffer larger than either shaper's queue
@@ -55,13 +64,106 @@ if [ "${VM_GUEST:-}" = 1 ]; then
 	sysctl -qw net.core.wmem_max=4194304 net.core.rmem_max=4194304 && UDP_WINDOW=4M
 fi
 
-shape_htbctl() {	# config [load options]
+# shape_htbctl CONFIG [daemon options]: `htbctl daemon dev $SND_IF config
+# CONFIG` in the background in the sender's namespace, its output appended
+# to $RESULTS/SCENARIO.daemon.DEV.log; returns once `show -j` says
+# "sharing": "prio_quantum" (the daemon's sharing loop runs), printing the
+# daemon's load line. If it does not within DAEMON_WAIT seconds, or the
+# daemon exits, it says why on stderr, stops the daemon, unloads and
+# returns 1. The daemon re-applies CONFIG when it changes (the way to
+# change the tree under it); `htbctl reload` by hand works beside it. Keep
+# CONFIG's directory quiet: every write there wakes the daemon.
+# The daemon is not a child of this shell (a bare `wait`, as in run_flows,
+# would wait for it for ever): a detached subshell waits for it and writes
+# its exit status to a file.
+# unshape_htbctl: SIGTERM, wait for the daemon to exit (it leaves the device
+# shaped), unload. A daemon that was gone before the SIGTERM, or that does
+# not exit 0 within DAEMON_WAIT seconds, is a FAIL line on stdout.
+# The bound: in the VM a load takes 2-4.5 s (it verifies the program; the
+# daemon's sharing runs 1-5 s after its start) and a show 0.7 s, more on a
+# busy host.
+DAEMON_WAIT=${DAEMON_WAIT:-15}
+DAEMON_DIR=$(mktemp -d)
+declare -A DAEMON_PID=() DAEMON_RUN=()
+DAEMON_SEQ=0
+daemon_log() { echo "$RESULTS/${SCENARIO:-shaping}.daemon.$SND_IF.log"; }
+# daemon_gone RUN: the daemon of that run has exited (its status is in RUN.rc)
+daemon_gone() { [ -s "$1.rc" ]; }
+daemon_tail() { grep -v '^== ' "$(daemon_log)" | tail -2 | tr '\n' ' '; }
+shape_htbctl() {	# config [daemon options]
 	local conf=$1; shift
-	in_snd "$HTBCTL" load dev "$SND_IF" config "$conf" "$@"
+	local log run pid= t0=$SECONDS s=
+	log=$(daemon_log)
+	DAEMON_SEQ=$((DAEMON_SEQ + 1))
+	run=$DAEMON_DIR/$SND_IF.$BASHPID.$DAEMON_SEQ	# a subshell counts on its own
+	rm -f "$run.pid" "$run.rc"
+	printf '== [%(%T)T] htbctl daemon dev %s config %s %s\n' -1 "$SND_IF" "$conf" "$*" >> "$log"
+	# nsenter itself, not in_snd: the pid must be the daemon's (nsenter
+	# execs it), not a subshell's that a SIGTERM would end without it
+	( { nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$conf" "$@" \
+		< /dev/null >> "$log" 2>&1 &
+	    echo $! > "$run.pid"
+	    wait $!
+	    echo $? > "$run.rc"; } & )
+	while [ -z "$pid" ] && [ $((SECONDS - t0)) -lt "$DAEMON_WAIT" ]; do
+		[ -s "$run.pid" ] && read -r pid < "$run.pid" || sleep 0.1
+	done
+	DAEMON_PID[$SND_IF]=$pid DAEMON_RUN[$SND_IF]=$run
+	while :; do
+		# grep, not jq: jq takes about a second to start under emulation
+		s=$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 2>/dev/null |
+			grep -o '"sharing": *"[a-z_]*"' | sed 's/.*"\([a-z_]*\)"$/\1/') || :
+		if [ "$s" = prio_quantum ]; then
+			printf '== [%(%T)T] sharing prio_quantum after %d s\n' -1 $((SECONDS - t0)) >> "$log"
+			# this daemon's load line: the last one after its "== " line
+			awk -v d="$SND_IF: " '/^== .* htbctl daemon / { l = "" } index($0, d) == 1 { l = $0 }
+				END { if (l != "") print l }' "$log"
+			return 0
+		fi
+		if daemon_gone "$run"; then
+			echo "htbctl daemon on $SND_IF exited ($(cat "$run.rc")) before its sharing loop ran: $(daemon_tail)(log $log)" >&2
+			unset "DAEMON_PID[$SND_IF]"
+			in_snd "$HTBCTL" unload dev "$SND_IF" > /dev/null 2>&1
+			return 1
+		fi
+		[ $((SECONDS - t0)) -lt "$DAEMON_WAIT" ] || break
+		sleep 0.2
+	done
+	echo "htbctl daemon on $SND_IF: show -j says sharing '${s:-(no show, or no such key)}' after $DAEMON_WAIT s, not prio_quantum (log $log)" >&2
+	unshape_htbctl > /dev/null
+	return 1
 }
 
 unshape_htbctl() {
+	local pid=${DAEMON_PID[$SND_IF]-none} run=${DAEMON_RUN[$SND_IF]:-} log i rc
+	log=$(daemon_log)
+	if [ "$pid" != none ]; then
+		unset "DAEMON_PID[$SND_IF]"
+		if daemon_gone "$run" || [ -z "$pid" ]; then
+			fail "${SCENARIO:-shaping}: the htbctl daemon on $SND_IF had exited ($(cat "$run.rc" 2>/dev/null)) before its SIGTERM: $(daemon_tail)(log $log)"
+		else
+			kill -TERM "$pid"
+			for ((i = 0; i < DAEMON_WAIT * 10; i++)); do
+				daemon_gone "$run" && break
+				sleep 0.1
+			done
+			if ! daemon_gone "$run"; then
+				kill -KILL "$pid"
+				fail "${SCENARIO:-shaping}: the htbctl daemon on $SND_IF ignored SIGTERM for $DAEMON_WAIT s (log $log)"
+			elif [ "$(cat "$run.rc")" != 0 ]; then
+				fail "${SCENARIO:-shaping}: the htbctl daemon on $SND_IF exited $(cat "$run.rc") on SIGTERM (log $log)"
+			fi
+		fi
+		printf '== [%(%T)T] stopped\n' -1 >> "$log"
+	fi
 	in_snd "$HTBCTL" unload dev "$SND_IF" >/dev/null
+}
+
+# load_htbctl CONFIG [load options]: the plain load, no daemon: spare
+# bandwidth first come, first served (unshape_htbctl removes it too).
+load_htbctl() {
+	local conf=$1; shift
+	in_snd "$HTBCTL" load dev "$SND_IF" config "$conf" "$@"
 }
 
 # Prints the tc -batch lines for kernel HTB + u32 filters equal to config.
@@ -120,28 +222,49 @@ side_by_side_trees() {
 	printf '[class 1:ff]\nrate = 1mbit\n'
 }
 
-# shape_with htbctl|kernel_htb CONFIG: the scenarios' loop over both
-# shapers; a failure says which setup failed, on stdout as a FAIL line.
+# shape_with SHAPER CONFIG: the scenarios' loop over the shapers: htbctl
+# (under the daemon), kernel_htb (or htb), or htbctl_fcfs (a plain load, for a
+# first-come-first-served baseline); a failure says which setup failed and
+# why, on stdout as a FAIL line.
 shape_with() {
-	if [ "$1" = htbctl ]; then
-		shape_htbctl "$2" > /dev/null 2>&1 || { fail "${SCENARIO:-scenario}: htbctl load failed"; return 1; }
-	else
-		shape_kernel_htb "$2" || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; return 1; }
-	fi
+	local why rc=0
+	# the reason through a file: shape_htbctl must not run in a subshell
+	# (it keeps the daemon's pid)
+	why=$(mktemp)
+	case $1 in
+	htbctl)
+		shape_htbctl "$2" 2> "$why" > /dev/null ||
+			{ fail "${SCENARIO:-scenario}: htbctl under the daemon: $(tr '\n' ' ' < "$why")"; rc=1; } ;;
+	htbctl_fcfs)
+		load_htbctl "$2" 2> "$why" > /dev/null ||
+			{ fail "${SCENARIO:-scenario}: htbctl load failed: $(tr '\n' ' ' < "$why")"; rc=1; } ;;
+	kernel_htb|htb)
+		shape_kernel_htb "$2" || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; rc=1; } ;;
+	*)
+		fail "${SCENARIO:-scenario}: no shaper '$1'"; rc=1 ;;
+	esac
+	rm -f "$why"
+	return $rc
 }
-unshape_with() {	# htbctl|kernel_htb
-	if [ "$1" = htbctl ]; then unshape_htbctl; else unshape_kernel_htb; fi
+unshape_with() {	# SHAPER
+	case $1 in
+	kernel_htb|htb) unshape_kernel_htb ;;
+	*) unshape_htbctl ;;
+	esac
 }
 
-# each_shaper CONFIG FUNC: htbctl, then kernel HTB, each set up from
-# CONFIG, then `FUNC SHAPER`, then removed. Returns 1 if a shaper could not
-# be set up (its FAIL line says which); the other still runs.
+# each_shaper CONFIG FUNC [SHAPER...]: each SHAPER (default htbctl, then
+# kernel_htb) set up from CONFIG, then `FUNC SHAPER`, then removed. Returns
+# 1 if a shaper could not be set up (its FAIL line says which); the others
+# still run.
 each_shaper() {
-	local shaper rc=0
-	for shaper in htbctl kernel_htb; do
-		shape_with $shaper "$1" || { rc=1; continue; }
-		"$2" $shaper
-		unshape_with $shaper
+	local conf=$1 func=$2 shaper rc=0
+	shift 2
+	[ $# -gt 0 ] || set -- htbctl kernel_htb
+	for shaper; do
+		shape_with "$shaper" "$conf" || { rc=1; continue; }
+		"$func" "$shaper"
+		unshape_with "$shaper"
 	done
 	return $rc
 }
@@ -226,25 +349,39 @@ compare_shapers() {
 	local conf=$1 dur=$2; shift 2
 	local a b
 	a=$(mktemp) b=$(mktemp)
-	if shape_htbctl "$conf" >/dev/null; then
+	# FAIL lines to stderr: stdout is the rows (the runner counts both)
+	if shape_with htbctl "$conf" >&2; then
 		run_flows "$dur" "$@" > "$a"
-		unshape_htbctl
+		unshape_htbctl >&2
 		step "htbctl: $(tr '\n' ' ' < "$a")" >&2
-	else
-		echo "htbctl load failed" >&2
 	fi
-	if shape_kernel_htb "$conf"; then
+	if shape_with kernel_htb "$conf" >&2; then
 		run_flows "$dur" "$@" > "$b"
 		unshape_kernel_htb
 		step "kernel HTB: $(tr '\n' ' ' < "$b")" >&2
-	else
-		echo "kernel HTB setup failed" >&2
 	fi
 	# files, not <(...): the VM's /dev has no /dev/fd
 	sort -o "$a" "$a"; sort -o "$b" "$b"
-	join -a1 -e 0 -o 0,1.2,2.2,1.3,2.3 "$a" "$b"
+	# a shaper that could not be set up gives 0 for each flow
+	join -a1 -a2 -e 0 -o 0,1.2,2.2,1.3,2.3 "$a" "$b"
 	rm -f "$a" "$b"
 }
+
+# fluid_ideal CONFIG OFFER...: the fluid ideal of issue 11, `htbctl
+# simulate`, for CONFIG under the offered loads, OFFER being CLASS=RATE
+# (tc units, on the wire: a UDP flow of L-byte datagrams sent at R offers
+# R * (L + 42) / L; max = backlogged). Prints "CLASSID BYTES_PER_S" per
+# class; returns 1 (simulate's message on stderr) when it has no answer.
+fluid_ideal() {
+	local conf=$1 out
+	shift
+	out=$("$HTBCTL" -j simulate config "$conf" offer "$@") || return 1
+	jq -er '.classes[] | "\(.classid) \(.gets)"' <<<"$out"
+}
+
+# ideal_of CLASSID FLUID_OUTPUT: that class's bytes/s in fluid_ideal's
+# output (empty if it is not there).
+ideal_of() { awk -v c="$1" '$1 == c { print $2 }' <<<"$2"; }
 
 # Appends one row to the suite's summary (build/results/summary.tsv).
 summary_row() {		# scenario case expected htbctl htb tolerance verdict

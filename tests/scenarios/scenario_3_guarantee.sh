@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Scenario 3 (seed 003): every class keeps its rate while siblings borrow.
-# Seed 003's tree at 1/50 scale (configs/seed003.ini): parent 20 Mbit/s;
-# A 10/20, B 2/2, C 2/20; A and C offered 15 Mbit/s, B 4 Mbit/s of
-# 1400-byte UDP (more load makes the emulated VM's senders CPU-bound).
-# Pass: every class >= 98% of its rate's goodput, B <= 102% of its ceil,
-# the parent's total within 2% of its rate.
+# Scenario 3 (seed 003): every class keeps its rate while siblings borrow,
+# and the spare goes by quantum. Seed 003's tree at 1/50 scale
+# (configs/seed003.ini): parent 20 Mbit/s; A 10/20, B 2/2, C 2/20; A and C
+# offered 15 Mbit/s, B 4 Mbit/s of 1400-byte UDP (more load makes the
+# emulated VM's senders CPU-bound). Expected: the fluid ideal
+# (fluid_ideal, `htbctl simulate`): A 15, B 2, C 3 Mbit/s on the wire
+# (the 6 Mbit/s spare split by the quanta 125000 : 25000), as goodput
+# (x 1400/1442).
+# Pass: A and C within 5% of the ideal, every class >= 98% of its rate's
+# goodput, B <= 102% of its ceil, the parent's total within 2% of its rate.
 . "$(dirname "$0")/../lib/shaping.sh"
 # scenario 7 runs this one again on 4 TX queues, under its own name
 scenario_begin "${SCENARIO_NAME:-scenario3}" "s3:${TXQ:-1}"
@@ -13,22 +17,37 @@ conf=configs/seed003.ini
 L=1400
 good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
 
+ok=1
+# offered on the wire: 15 and 4 Mbit/s of payload x 1442/1400
+ideal=$(fluid_ideal "$conf" 1:11=15450000bit 1:12=4120000bit 1:13=15450000bit) ||
+	{ fail "$name: no fluid ideal"; ok=0; }
 out=$(compare_shapers "$conf" 6 10194:udp:15M:$L 10196:udp:4M:$L 10197:udp:15M:$L)
-printf '%-6s %-12s %10s %10s %10s %8s\n' class rate/ceil expected htbctl htb err%
-total=0 htotal=0 ok=1
+printf '%-6s %-12s %10s %10s %10s %10s %8s %8s\n' class rate/ceil at-rate ideal htbctl htb err% htb-err%
+total=0 htotal=0
 while read -r port a h _; do
 	case $port in
-	10194) cls=A rate=10e6 ceil=20e6 ;;
-	10196) cls=B rate=2e6 ceil=2e6 ;;
-	10197) cls=C rate=2e6 ceil=20e6 ;;
+	10194) cls=A id=1:11 rate=10e6 ceil=20e6 ;;
+	10196) cls=B id=1:12 rate=2e6 ceil=2e6 ;;
+	10197) cls=C id=1:13 rate=2e6 ceil=20e6 ;;
+	*) fail "$name: a row for no class: $port"; ok=0; continue ;;
 	esac
 	exp=$(good $rate)
-	err=$(rel_err "$a" "$exp")
-	printf '%-6s %-12s %10s %10s %10s %8s\n' $cls "$(mbit $rate)/$(mbit $ceil)" \
-		"$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "$err"
-	plot_row "$cls" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)"
+	fl=$(ideal_of $id "$ideal")
+	fl=$(good "$(awk -v b="${fl:-0}" 'BEGIN { print b * 8 }')")
+	printf '%-6s %-12s %10s %10s %10s %10s %8s %8s\n' $cls "$(mbit $rate)/$(mbit $ceil)" \
+		"$(mbit $exp)" "$(mbit $fl)" "$(mbit $a)" "$(mbit $h)" "$(rel_err "$a" "$fl")" "$(rel_err "$h" "$fl")"
+	plot_row "$cls" "$(mbit $fl)" "$(mbit $a)" "$(mbit $h)"
 	total=$(awk -v t=$total -v a=$a 'BEGIN { print t + a }')
 	htotal=$(awk -v t=$htotal -v a=$h 'BEGIN { print t + a }')
+	if [ $cls != B ]; then
+		if within "$a" "$fl" 5; then
+			v=PASS
+		else
+			v=FAIL; ok=0
+			fail "$name class $cls got $(mbit $a) Mbit/s, the fluid ideal is $(mbit $fl) +-5% (kernel HTB $(mbit $h))"
+		fi
+		summary_row "$name" "$cls = fluid ideal (HTB $(rel_err "$h" "$fl")%)" "$(mbit $fl)" "$(mbit $a)" "$(mbit $h)" "5%" $v
+	fi
 	if awk -v a="$a" -v e="$exp" 'BEGIN { exit !(a >= 0.98 * e) }'; then
 		v=PASS
 	else
@@ -44,8 +63,9 @@ while read -r port a h _; do
 	fi
 done <<<"$out"
 pexp=$(good 20e6)
-printf '%-6s %-12s %10s %10s %10s %8s\n' total 20/20 "$(mbit $pexp)" "$(mbit $total)" "$(mbit $htotal)" "$(rel_err $total $pexp)"
+printf '%-6s %-12s %10s %10s %10s %10s %8s %8s\n' total 20/20 "$(mbit $pexp)" "$(mbit $pexp)" "$(mbit $total)" \
+	"$(mbit $htotal)" "$(rel_err $total $pexp)" "$(rel_err $htotal $pexp)"
 if within "$total" "$pexp" 2; then v=PASS; else v=FAIL; ok=0; fail "$name parent total $(mbit $total) not within 2% of $(mbit $pexp)"; fi
 summary_row "$name" "parent total" "$(mbit $pexp)" "$(mbit $total)" "$(mbit $htotal)" "2%" $v
-plot_bars "$tsv" "$name: seed 003 tree, receiver goodput"
-[ $ok = 1 ] && pass "$name: every class >= 98% of its rate, B capped, total within 2%"
+plot_bars "$tsv" "$name: seed 003 tree, receiver goodput (expected: the fluid ideal)"
+[ $ok = 1 ] && pass "$name: A and C within 5% of the fluid ideal, every class >= 98% of its rate, B capped, total within 2%"

@@ -11,7 +11,7 @@
 # of B or C dips below 97% of their goodput.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario8 s8
-c1=$work/c1.ini c2=$work/c2.ini dir=$work
+c1=$work/conf/c1.ini c2=$work/conf/c2.ini dir=$work
 
 # A (1:10), B, C on UDP ports 6001-6003; the rest to 1:13
 write_conf() {	# file rate_of_A
