@@ -308,6 +308,20 @@ static void poisson(struct sim *s)
 }
 Test(share, poisson_arrivals) { both(poisson, 3, 1, 3); }
 
+/* Scenario 9 (c): a borrower capped by its ceil beside one that takes the
+ * rest, Poisson senders. */
+static void ceil_poisson(struct sim *s)
+{
+	cls(s, 0, HTB_NO_CLASS, 20, 20, 0, 1000);
+	cls(s, 1, 0, 2, 5, 0, 3000);
+	cls(s, 2, 0, 2, 20, 0, 3000);
+	offer(s, 1, 15.45, 0, 0);
+	offer(s, 2, 18.54, 0, 0);
+	s->src[0].seed = 7;
+	s->src[1].seed = 8;
+}
+Test(share, ceil_capped_poisson) { both(ceil_poisson, 4, 1, 4); }
+
 /* Three levels: the top (100) lends to two inner classes (20 each, ceil
  * 100) with two leaves each; the second inner class's leaves have quanta
  * 1:3. */
