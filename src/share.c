@@ -19,6 +19,7 @@ void share_free(struct share_loop *l)
 	free(l->prev_bytes);
 	free(l->est);
 	free(l->backlogged);
+	free(l->hold_until);
 	fluid_scratch_free(l->scratch);
 	memset(l, 0, sizeof(*l));
 }
@@ -33,8 +34,9 @@ static int share_alloc(struct share_loop *l, __u32 cap, __u32 n)
 	l->prev_bytes = calloc(n ? n : 1, sizeof(*l->prev_bytes));
 	l->est = calloc(n ? n : 1, sizeof(*l->est));
 	l->backlogged = calloc(n ? n : 1, sizeof(*l->backlogged));
+	l->hold_until = calloc(n ? n : 1, sizeof(*l->hold_until));
 	if (!l->node || !l->slot || !l->node_of || !l->prev_bytes || !l->est ||
-	    !l->backlogged)
+	    !l->backlogged || !l->hold_until)
 		return -1;
 	for (__u32 s = 0; s < cap; s++)
 		l->node_of[s] = FLUID_NONE;
@@ -134,7 +136,9 @@ static void estimate(struct share_loop *l, __u32 i, const struct htb_class_state
 		l->est[i] += a * ((double)sent * per_ns - l->est[i]);
 	}
 	l->prev_bytes[i] = st->bytes;
-	l->backlogged[i] = st->shaped_until > now;
+	if (st->shaped_until > now + SHARE_DEEP_NS)
+		l->hold_until[i] = now + SHARE_HOLD_NS;
+	l->backlogged[i] = st->shaped_until > now || now < l->hold_until[i];
 	f->demand = l->backlogged[i] ? FLUID_INF : (__u64)l->est[i];
 }
 

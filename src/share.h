@@ -41,6 +41,16 @@
  * (and so counted as backlogged, wanting all it can get): its limit is
  * its estimate x 5/4, plus SHARE_HEADROOM_BPS. */
 #define SHARE_HEADROOM_BPS	12500ull	/* 100 kbit/s */
+/* A class whose queue ran this far ahead of the clock at a tick still
+ * counts as backlogged for SHARE_HOLD_NS after: a flood's sender that
+ * stalls for a moment (a busy CPU; measured in the VM, scenario 9 (f):
+ * shares swinging +-25% over 200-300 ms without it) does not flip between
+ * wanting everything and its last estimate, which would hand it the 5/4
+ * headroom on top of its share. A class that is only now and then held
+ * back a little (a bursty sender below its share, TCP's few packets in
+ * flight) is not held: it would keep a share it does not use. */
+#define SHARE_DEEP_NS		(10 * SHARE_MS)
+#define SHARE_HOLD_NS		(50 * SHARE_MS)
 
 struct share_loop {
 	__u32 cap;			/* class slots */
@@ -52,6 +62,7 @@ struct share_loop {
 	__u64 *prev_bytes;		/* per node, at the last tick */
 	double *est;			/* per node: offered B/s (not backlogged) */
 	bool *backlogged;		/* per node, at the last tick */
+	__u64 *hold_until;		/* per node: backlogged until then (SHARE_HOLD_NS) */
 	__u64 prev_now;			/* 0: no tick yet */
 	bool fresh;			/* planned anew: write every entry */
 	struct fluid_scratch *scratch;
