@@ -136,7 +136,8 @@ int main(int argc, char **argv)
 		__u32 n = (__u32)strtoul(tok, NULL, 0);
 		double us = one_size(n < 2 ? 2 : n, ticks) / 1e3;
 
-		double period = (double)share_period((__u64)(us * 1e3)) / 1e6;
+		struct share_loop one = { .borrowers = 1 };
+		double period = (double)share_period(&one, (__u64)(us * 1e3)) / 1e6;
 
 		printf("%10u %12.1f %12.0f %9.1f%%\n", n, us, period, us / 1e3 / period * 100);
 	}

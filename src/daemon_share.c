@@ -162,5 +162,5 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	r->last_ns = now;
 	r->ticks++;
 	r->busy_ns += htb_clock_ns() - t0;
-	r->period_ns = share_period(htb_clock_ns() - t0);
+	r->period_ns = share_period(&r->loop, htb_clock_ns() - t0);
 }

@@ -64,6 +64,7 @@ static void plan_node(struct share_loop *l, __u32 i, __u32 s,
 	f->ceil = c->ceil.rate_Bps;
 	l->slot[i] = s;
 	l->node_of[s] = i;
+	l->borrowers += f->leaf && f->parent != FLUID_NONE && f->ceil > f->rate;
 	if (s + 1 > l->hw)
 		l->hw = s + 1;
 }
@@ -92,10 +93,12 @@ int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 ca
 	return 0;
 }
 
-__u64 share_period(__u64 cost_ns)
+__u64 share_period(const struct share_loop *l, __u64 cost_ns)
 {
 	__u64 p = 3 * cost_ns;
 
+	if (!l->borrowers)
+		return SHARE_TICK_MAX_NS;
 	return p < SHARE_TICK_NS ? SHARE_TICK_NS : p > SHARE_TICK_MAX_NS ? SHARE_TICK_MAX_NS : p;
 }
 
