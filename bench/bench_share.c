@@ -21,7 +21,6 @@
 #include "../tests/bpf/prog_util.h"
 #include "share.h"
 
-static __u64 now_ns(void) { return htb_clock_ns(); }
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -89,15 +88,15 @@ static double one_size(__u32 n, int ticks)
 		exit(1);
 	}
 	for (int t = 0; t < ticks; t++) {
-		__u64 now = now_ns(), t0;
+		__u64 now = htb_clock_ns(), t0;
 
 		activity(st, n, sites, now, t);
 		map_update_many(f.state, slots, sizeof(*slots), st, sizeof(*st), n, 0);
-		t0 = now_ns();
+		t0 = htb_clock_ns();
 		if (array_read(f.state, 0, loop.hw, st, sizeof(*st), 0) ||
-		    share_tick(&loop, st, now_ns(), sh))
+		    share_tick(&loop, st, htb_clock_ns(), sh))
 			exit(1);
-		cost[t] = now_ns() - t0;
+		cost[t] = htb_clock_ns() - t0;
 	}
 	qsort(cost, ticks, sizeof(*cost), cmp_u64);
 	share_free(&loop);

@@ -32,6 +32,7 @@ start_daemon() {
 	dpid=$!
 	wait_for 10 sharing_is prio_quantum || fail "no sharing loop: $(oneline "$tmp/log")"
 }
+stop_daemon() { kill -"$1" "$dpid"; wait "$dpid" 2> /dev/null; dpid=; }	# SIGNAL
 teardown() { [ -z "$dpid" ] || { kill "$dpid"; wait "$dpid"; } 2> /dev/null; }
 # UDP floods to ports 5201 and 5202 for $1 seconds, 30 Mbit/s each
 floods() {
@@ -70,9 +71,7 @@ test_backlogged_borrowers_get_limits_by_quantum() {
 
 test_a_killed_loops_lease_runs_out() {
 	start_daemon
-	kill -KILL "$dpid"
-	wait "$dpid" 2> /dev/null
-	dpid=
+	stop_daemon KILL
 	sharing_is prio_quantum || fail "the lease ended at once; it should run 200 ms"
 	wait_for 2 sharing_is fcfs || fail "the lease of a killed loop did not run out"
 	h show dev "$SND_IF" | grep -q 'spare bandwidth: first come, first served' ||
@@ -81,9 +80,7 @@ test_a_killed_loops_lease_runs_out() {
 
 test_a_stopped_loop_ends_its_lease() {
 	start_daemon
-	kill -TERM "$dpid"
-	wait "$dpid" 2> /dev/null
-	dpid=
+	stop_daemon TERM
 	sharing_is fcfs || fail "sharing is '$(sharing)' right after SIGTERM"
 }
 
