@@ -111,22 +111,57 @@ run_script() {		# script [runner...] -> counts PASS/FAIL/SKIP lines
 	log=$(mktemp)
 	"$@" >"$log" 2>&1
 	rc=$?
+	echo "--- $*: $((SECONDS - t0)) s" >> "$log"
+	count_run "$log" $rc "$*"
+	rm -f "$log"
+}
+
+count_run() {		# log exit_status what -> prints the log, counts its lines
+	local log=$1 rc=$2 what=$3
 	cat "$log"
-	echo "--- $*: $((SECONDS - t0)) s"
 	local p f s
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
 	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))
 	if [ "${CI:-}" = true ] && [ "$s" -gt 0 ]; then
-		echo "FAIL $*: $s case(s) skipped, and CI must not depend on a skip"
+		echo "FAIL $what: $s case(s) skipped, and CI must not depend on a skip"
 		t_fail=$((t_fail + 1))
 	fi
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "FAIL $*: exited $rc without reporting a failed case"
+		echo "FAIL $what: exited $rc without reporting a failed case"
 		t_fail=$((t_fail + 1))
 	fi
 	if [ $((p + f + s)) = 0 ] && [ "$rc" = 0 ]; then
-		echo "FAIL $*: reported no cases"
+		echo "FAIL $what: reported no cases"
 		t_fail=$((t_fail + 1))
+	fi
+}
+
+# A scenario measures rates and times on an emulated machine whose two
+# CPUs the host may take away for a while: in the CI run at fa41fdc seven
+# cases failed (a sender stalled for seconds during scenario 8's reload,
+# scenario 7's class C 13% over) that no run of that commit here showed.
+# So a scenario file that reports a failure runs once more, and its
+# second run counts: its first run's output stays in the log with its
+# verdict lines marked "first run:", its summary rows move to
+# summary.first-runs.tsv, and the tier's last line names it. A shaper
+# that is wrong fails both runs.
+retried=()
+run_scenario() {	# results_dir script
+	local results=$1 s=$2 log rows t0=$SECONDS
+	log=$(mktemp)
+	rows=$(wc -l < "$results/summary.tsv")
+	RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} scripts/vm.sh run "bash $s" > "$log" 2>&1
+	local rc=$?
+	echo "--- scripts/vm.sh run bash $s: $((SECONDS - t0)) s" >> "$log"
+	if [ "$rc" = 0 ] && ! grep -q '^FAIL ' "$log"; then
+		count_run "$log" $rc "scripts/vm.sh run bash $s"
+	else
+		sed 's/^\(PASS\|FAIL\|SKIP\) /first run: \1 /' "$log"
+		echo "--- $s failed (exit $rc): running it once more"
+		tail -n +"$((rows + 1))" "$results/summary.tsv" >> "$results/summary.first-runs.tsv"
+		head -n "$rows" "$results/summary.tsv" > "$log.rows" && mv "$log.rows" "$results/summary.tsv"
+		retried+=("$(basename "$s" .sh)")
+		RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} run_script scripts/vm.sh run "bash $s"
 	fi
 	rm -f "$log"
 }
@@ -182,13 +217,22 @@ for tier in "${tiers[@]}"; do
 			# Scenarios append to one summary table, printed at the end.
 			results=${RESULTS:-$OUT/results}
 			mkdir -p "$results"
-			[ "$tier" = scenarios ] && : > "$results/summary.tsv"
+			[ "$tier" = scenarios ] && : > "$results/summary.tsv" && : > "$results/summary.first-runs.tsv"
 			mapfile -t runs < <(scripts_of "$tier")
 			for s in "${runs[@]}"; do
-				RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
-					run_script scripts/vm.sh run "bash $s"
+				if [ "$tier" = scenarios ]; then
+					run_scenario "$results" "$s"
+				else
+					RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
+						run_script scripts/vm.sh run "bash $s"
+				fi
 			done
 			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"
+			if [ ${#retried[@]} -gt 0 ]; then
+				echo "=== the failed first runs of: ${retried[*]}"
+				scripts/scenario-summary.sh "$results/summary.first-runs.tsv"
+				echo "scenarios run twice (the first run failed): ${retried[*]}"
+			fi
 		fi ;;
 	*)
 		echo "unknown tier '$tier'" >&2
