@@ -58,9 +58,9 @@ static void share_run_report(const struct ctx *ctx, const struct share_run *r)
 	if (!r->ticks)
 		return;
 	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms, "
-	       "period %.0f ms", (unsigned long long)r->ticks,
+	       "period %.0f ms, backlogged leaves let go %llu times", (unsigned long long)r->ticks,
 	       (double)r->busy_ns / (double)r->ticks / 1e3, (double)r->max_gap_ns / 1e6,
-	       (double)r->period_ns / 1e6);
+	       (double)r->period_ns / 1e6, (unsigned long long)r->loop.let_go);
 }
 
 void share_run_close(const struct ctx *ctx, struct share_run *r)

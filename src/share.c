@@ -132,6 +132,7 @@ static void estimate(struct share_loop *l, __u32 i, const struct htb_class_state
 		     __u64 now, double a, double per_ns)
 {
 	struct fluid_node *f = &l->node[i];
+	bool was;
 
 	if (a > 0) {
 		__u64 sent = st->bytes >= l->prev_bytes[i] ? st->bytes - l->prev_bytes[i] : 0;
@@ -141,7 +142,9 @@ static void estimate(struct share_loop *l, __u32 i, const struct htb_class_state
 	l->prev_bytes[i] = st->bytes;
 	if (st->shaped_until > now + SHARE_DEEP_NS)
 		l->hold_until[i] = now + SHARE_HOLD_NS;
+	was = l->backlogged[i];
 	l->backlogged[i] = st->shaped_until > now || now < l->hold_until[i];
+	l->let_go += was && !l->backlogged[i];
 	f->demand = l->backlogged[i] ? FLUID_INF : (__u64)l->est[i];
 }
 

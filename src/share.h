@@ -68,6 +68,7 @@ struct share_loop {
 	bool *backlogged;		/* per node, at the last tick */
 	__u64 *hold_until;		/* per node: backlogged until then (SHARE_HOLD_NS) */
 	__u64 prev_now;			/* 0: no tick yet */
+	__u64 let_go;			/* times a backlogged leaf stopped being so */
 	bool fresh;			/* planned anew: write every entry */
 	struct fluid_scratch *scratch;
 };

@@ -135,12 +135,16 @@ start_run() {	# shaper: 1:61 for 7 s, 1:62 from 4 s on, into $work/SHAPER.61/.62
 	# Every program starts now (a start takes up to a second under
 	# emulation, and one while 1:61 runs could stall it); the senders wait
 	# for their times on one clock. 1:62's receiver waits up to 7 s for
-	# its first packet (its idle limit counts from its start).
+	# its first packet (its idle limit counts from its start). The senders
+	# run at nice -10, for both shapers: at 0 the VM's scheduler stalled
+	# one now and then for longer than a borrower's 50 ms queue
+	# (HTB_BORROW_QUEUE_NS), and the 100-ms windows after such a stall
+	# swung +-20% (4 runs of 2026-12-01: 1 of 4 flat, against 2 of 4).
 	t1=$(($(date +%s%N) + 1500000000))
 	in_rcv timeout 25 "$TP" recv 10961 $nA 2 > "$work/$1.61" &
 	in_rcv timeout 25 "$TP" recv 10962 $nB 7 > "$work/$1.62" &
-	in_snd env TSPROBE_START_NS=$t1 timeout 25 "$TP" send -q "$RCV_IP4" 10961 $nA $GAP_A $FRAME &
-	in_snd env TSPROBE_START_NS=$((t1 + 4000000000)) timeout 25 "$TP" send -q "$RCV_IP4" 10962 $nB $GAP_B $FRAME &
+	in_snd nice -n -10 env TSPROBE_START_NS=$t1 timeout 25 "$TP" send -q "$RCV_IP4" 10961 $nA $GAP_A $FRAME &
+	in_snd nice -n -10 env TSPROBE_START_NS=$((t1 + 4000000000)) timeout 25 "$TP" send -q "$RCV_IP4" 10962 $nB $GAP_B $FRAME &
 	wait
 	cp "$work/$1.61" "$RESULTS/scenario9.$1.61.rx"
 	cp "$work/$1.62" "$RESULTS/scenario9.$1.62.rx"
@@ -220,15 +224,14 @@ paste -d' ' "$work/htbctl.series" "$work/kernel_htb.series" 2>/dev/null | awk -v
 	  printf "%d\t%.2f\t%.2f\t%.2f\t%.2f\n", $1, $2 / 1e6, $3 / 1e6, $5 / 1e6, $6 / 1e6 >> tsv }'
 plot_lines "$stsv" "scenario 9: 100-ms goodput as 1:62 starts" "ms from 1:62's start (window start)"
 echo "within 5% of the new ideal after: htbctl ${aconv} ms, kernel HTB ${hconv} ms"
-# Issue 11 asks for 300 ms; htbctl does not meet it here every time
-# (290-470 ms in four runs of 2026-12-01): 1:61's 100 ms queue was
-# stamped, and the parent's tokens spent, before 1:62 started, and 1:62
-# borrows only once the parent has paid that back with what it has beyond
-# the two shares (docs/DESIGN.md, "Sharing spare bandwidth"). Asserted is
-# what that bound gives on this tree with the VM's jitter; the 300 ms
-# goal is reported beside it.
-# Not asserted while issue 11's convergence is open: 290-1050 ms in six
-# runs, so no bound below the goal holds yet; the shares after it are.
+# Issue 11 asks for 300 ms; htbctl does not meet it here every time:
+# 160-700 ms, and once no five calm windows within 1 s, in eight runs of
+# 2026-12-01 (before borrowers' queues were held to 50 ms: 290-1050 ms in
+# six). The first windows wait for 1:61's queue (docs/DESIGN.md, "Sharing
+# spare bandwidth"); what fails later is htbctl's window-to-window jitter
+# in the VM, +-5-10% with both classes backlogged (kernel HTB +-1.5%).
+# So it is reported, not asserted, while issue 11 stays open; the shares
+# after the start are asserted above.
 summary_row scenario9 "start after 4 s: ms to within 5% of the ideal" "(report)" "$aconv" "$hconv" "-" INFO
 if [ "$aconv" != none ] && [ "$aconv" -le 300 ]; then v=met; else v=MISSED; fi
 summary_row scenario9 "start after 4 s: the issue's 300 ms goal" "<= 300" "$aconv" "$hconv" "-" "INFO ($v)"
