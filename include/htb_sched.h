@@ -80,10 +80,7 @@
  * the sub-ns remainder per bucket so a packet train is charged exactly.
  *
  * Limit. A packet with T - now > limit_ns of its leaf is dropped and
- * charges nothing (drops++ on the leaf). While the sharing loop's lease
- * runs, a packet that borrows (k >= 1) is dropped beyond
- * HTB_BORROW_QUEUE_NS instead: a borrower's queue is what a newcomer to
- * its lender waits for, and the loop, not the queue, divides the spare.
+ * charges nothing (drops++ on the leaf).
  *
  * Concurrency. Packets of one tree run on several CPUs at once and share
  * ancestors; no charge may be lost. Every class_state value has a
@@ -430,8 +427,6 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 	HTB_LOCK(st);
 	if (st->last_stamp > T)
 		T = st->last_stamp;
-	if (p->share && j->below > 0 && limit > HTB_BORROW_QUEUE_NS)
-		limit = HTB_BORROW_QUEUE_NS;
 	if (T - p->now > limit) {
 		st->drops++;
 		HTB_UNLOCK(st);

@@ -24,15 +24,6 @@
 #define HTB_DEFAULT_HORIZON_NS	(10 * HTB_NSEC_PER_SEC)
 /* htb_class_conf.limit_ns == 0 means this. */
 #define HTB_DEFAULT_LIMIT_NS	(100 * 1000 * 1000ull)
-/* While the sharing loop's lease runs, a packet that borrows (level >= 1)
- * may be stamped at most this far ahead (or the class's limit, if less).
- * What a borrower has queued is committed, and charged to its lenders at
- * once: a class that starts borrowing later waits for all of it. With the
- * full 100 ms limit a class starting beside a flood reached its share in
- * 290-1050 ms in the VM (scenario 9 (f)), 240 ms with 50 ms; 20 ms was
- * too short for the VM's stalled senders (scenario 9 (b) lost 9% of the
- * spare). docs/DESIGN.md, "Sharing spare bandwidth". */
-#define HTB_BORROW_QUEUE_NS	(50 * 1000 * 1000ull)
 
 /* HTB's class modes (enum htb_cmode in sch_htb.c), same numbering. */
 enum htb_mode {

@@ -489,18 +489,6 @@ static void share_set(struct htb_class_share *sh, __u64 Bps)
 	sh->borrow_Bps = Bps;
 }
 
-/* 100 Mbit/s parent; leaf 1 at 1 Mbit/s, ceil 100, limit 10 s, that may
- * borrow bps while the lease runs. */
-static void borrower_tree(struct tree *t, struct htb_class_share *sh, __u64 bps)
-{
-	tree_init(t);
-	t->env.share = sh;
-	t->p.share = 1;
-	add(t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
-	add(t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
-	share_set(&sh[1], bps);
-}
-
 Test(sched, borrow_limit_from_the_loop)
 {
 	struct htb_class_share sh[MAXC] = { 0 };
@@ -508,13 +496,14 @@ Test(sched, borrow_limit_from_the_loop)
 	__u64 T = 0, T1;
 	int i;
 
-	borrower_tree(&t, sh, MBIT(4));
-	/* each packet sent as the one before leaves: a borrower's queue is
-	 * held to HTB_BORROW_QUEUE_NS (borrowed_queue_is_short) */
-	for (i = 0; i < 1000; i++) {
-		t.p.now = T > T0 ? T : T0;
+	tree_init(&t);
+	t.env.share = sh;
+	t.p.share = 1;
+	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
+	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+	share_set(&sh[1], MBIT(4));
+	for (i = 0; i < 1000; i++)
 		T = stamp(&t, 1, 1500);
-	}
 	/* own 1 Mbit + borrowed 4 Mbit = 5 Mbit: 2.4 ms per packet */
 	cr_expect(fabs((double)(T - T0) / (1000 * 2400000.0) - 1) < 0.01,
 		  "%.3f ms per packet", (T - T0) / 1000 / 1e6);
@@ -535,50 +524,6 @@ Test(sched, borrow_limit_from_the_loop)
 		T = stamp(&t, 1, 1500);
 	cr_expect(fabs((double)(T - T1) / (100 * 120000.0) - 1) < 0.02,
 		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
-}
-
-/* While the lease runs a packet that borrows is stamped at most
- * HTB_BORROW_QUEUE_NS ahead; one sent at the class's own rate, up to the
- * limit (10 s here); without a lease a borrower queues up to the limit. */
-static __u64 flood(struct tree *t, __u32 leaf, int n, __u64 *own_max)
-{
-	__u64 borrow_max = 0;
-	struct htb_decision d;
-
-	*own_max = 0;
-	for (int i = 0; i < n; i++) {
-		if (send(t, leaf, 1500, 0, &d) != HTB_SEND)
-			continue;
-		if (d.level > 0 && d.tstamp - t->p.now > borrow_max)
-			borrow_max = d.tstamp - t->p.now;
-		if (d.level == 0 && d.tstamp - t->p.now > *own_max)
-			*own_max = d.tstamp - t->p.now;
-	}
-	return borrow_max;
-}
-
-Test(sched, borrowed_queue_is_short)
-{
-	struct htb_class_share sh[MAXC] = { 0 };
-	__u64 own, borrowed;
-	struct tree t;
-
-	borrower_tree(&t, sh, MBIT(50));
-	borrowed = flood(&t, 1, 3000, &own);
-	cr_expect(borrowed > HTB_BORROW_QUEUE_NS - MS && borrowed <= HTB_BORROW_QUEUE_NS,
-		  "borrowed packets %.3f ms ahead", borrowed / 1e6);
-	cr_expect_gt(t.st[1].drops, 0);
-
-	t.p.now += 20 * SEC;	/* idle: full buckets */
-	sh[1].borrow_l2t = HTB_SHARE_ON;	/* nothing to borrow */
-	borrowed = flood(&t, 1, 3000, &own);
-	cr_expect(own > 9 * SEC, "own-rate packets %.3f ms ahead", own / 1e6);
-
-	t.p.now += 60 * SEC;
-	share_set(&sh[1], MBIT(50));
-	t.p.share = 0;
-	borrowed = flood(&t, 1, 3000, &own);
-	cr_expect(borrowed > 100 * MS, "without a lease %.3f ms ahead", borrowed / 1e6);
 }
 
 /* shaped_until: set when the shaper delays a packet, not when the packet's
