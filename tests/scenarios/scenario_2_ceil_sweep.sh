@@ -10,8 +10,9 @@
 # one after another, so each leaf is alone on the link: one load per shaper
 # (a load verifies the program again, and a kernel HTB setup runs jq and
 # tc: seconds each under emulation).
-# Pass: htbctl's achieved rate is monotonic in the ceil and within 2% of
-# R * L / (L + 42) at every point.
+# Pass: htbctl's achieved rate is monotonic in the ceil (no point 1% or
+# more below the one before it) and within 2% of R * L / (L + 42) at every
+# point.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario2 s2
 L=1000 ok=1 prev=0
@@ -40,7 +41,10 @@ for c in $CEILS; do
 	if ! within "$a" "$exp" 2; then
 		v=FAIL; ok=0; fail "scenario2 ceil ${c}kbit: $(mbit $a) Mbit/s, expected $(mbit $exp) +-2%"
 	fi
-	if awk -v a="$a" -v p="$prev" 'BEGIN { exit !(a < p) }'; then
+	# A step is what seed 001 is about (the old rate tables: up to 14%);
+	# a drop within 1% is the measurement's noise (the CI run of
+	# 2026-12-01: 9.08 at 9400K, 9.05 at 9425K, 0.27% apart).
+	if awk -v a="$a" -v p="$prev" 'BEGIN { exit !(a < 0.99 * p) }'; then
 		v=FAIL; ok=0; fail "scenario2 ceil ${c}kbit: rate fell below the previous, smaller ceil's"
 	fi
 	prev=$a
