@@ -145,7 +145,7 @@ count_run() {		# log exit_status what -> prints the log, counts its lines
 # classes 11% over). So a scenario file that reports a failure runs
 # again, up to SCENARIO_RUNS times in all (3), and its last run counts:
 # each earlier run's output stays in the log with its verdict lines
-# marked "earlier run:", its summary rows move to summary.first-runs.tsv,
+# marked "earlier run:", its summary rows move to summary.earlier-runs.tsv,
 # and the tier's last line names the file. A shaper that is wrong fails
 # every run.
 retried=()
@@ -164,7 +164,7 @@ run_scenario() {	# results_dir script
 		fi
 		sed 's/^\(PASS\|FAIL\|SKIP\) /earlier run: \1 /' "$log"
 		echo "--- $s failed (exit $rc) in run $n: running it again"
-		tail -n +"$((rows + 1))" "$results/summary.tsv" >> "$results/summary.first-runs.tsv"
+		tail -n +"$((rows + 1))" "$results/summary.tsv" >> "$results/summary.earlier-runs.tsv"
 		head -n "$rows" "$results/summary.tsv" > "$log.rows" && mv "$log.rows" "$results/summary.tsv"
 		[ $n = 1 ] && retried+=("$(basename "$s" .sh)")
 		n=$((n + 1))
@@ -223,7 +223,7 @@ for tier in "${tiers[@]}"; do
 			# Scenarios append to one summary table, printed at the end.
 			results=${RESULTS:-$OUT/results}
 			mkdir -p "$results"
-			[ "$tier" = scenarios ] && : > "$results/summary.tsv" && : > "$results/summary.first-runs.tsv"
+			[ "$tier" = scenarios ] && : > "$results/summary.tsv" && : > "$results/summary.earlier-runs.tsv"
 			mapfile -t runs < <(scripts_of "$tier")
 			for s in "${runs[@]}"; do
 				if [ "$tier" = scenarios ]; then
@@ -236,7 +236,7 @@ for tier in "${tiers[@]}"; do
 			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"
 			if [ ${#retried[@]} -gt 0 ]; then
 				echo "=== the failed earlier runs of: ${retried[*]}"
-				scripts/scenario-summary.sh "$results/summary.first-runs.tsv"
+				scripts/scenario-summary.sh "$results/summary.earlier-runs.tsv"
 				echo "scenarios run again (an earlier run failed): ${retried[*]}"
 			fi
 		fi ;;

@@ -40,8 +40,9 @@ measure() {	# shaper: every case in turn, into got[SHAPER.LABEL]
 		fi
 		# 7 s (6 measured): over 4 (3 measured) the CI runs of
 		# 2026-12-01 had one case of the 12 off by 2.2-2.4% each time,
-		# either way (udp64 3.09, tcp 93.39 Mbit/s), where a queue of up
-		# to `limit` (100 ms) may straddle the measured span's ends.
+		# either way (udp64 3.09, tcp 93.39 Mbit/s): what a late start or
+		# end shifts in or out of the measured span counts half as much
+		# (docs/vm.md, "Clock and timing under emulation").
 		read -r _ got[$1.$label] _ <<<"$(UDP_WINDOW=$win run_flows 7 "$flow")"
 		step "$1 $label: $(mbit "${got[$1.$label]}") Mbit/s"
 	done
