@@ -47,6 +47,7 @@ struct sim {
 	struct htb_env env;
 	struct htb_params p;
 	struct share_loop loop;
+	__u64 let_go;			/* the loop's count, kept past share_free */
 	bool use_loop;
 	struct src src[MAXC];
 	__u32 nsrc;
@@ -157,6 +158,7 @@ static void run(struct sim *s, double secs)
 		for (__u32 i = 0; i < s->nsrc; i++)
 			src_step(s, &s->src[i], t);
 	}
+	s->let_go = s->loop.let_go;
 	share_free(&s->loop);
 }
 
@@ -399,4 +401,7 @@ Test(share, converges_within_300ms)
 		expect_ideal(&s, t, t + 0.1, 0.02);
 	for (double t = 4.3; t < 5.95; t += 0.1)
 		expect_ideal(&s, t, t + 0.1, 0.02);
+	/* the class that stopped let go of its share, and the flood never */
+	cr_expect_eq(s.let_go, 1, "backlogged leaves let go %llu times",
+		     (unsigned long long)s.let_go);
 }
