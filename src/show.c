@@ -147,6 +147,9 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 		.burst = bucket_bytes(c->buffer, c->rate.rate_Bps),
 		.cburst = bucket_bytes(c->cbuffer, c->ceil.rate_Bps),
 		.quantum = c->quantum, .limit_ns = c->limit_ns,
+		.leaf = c->flags & HTB_CONF_LEAF, .codel = c->flags & HTB_CONF_AQM,
+		.ecn = c->flags & HTB_CONF_ECN, .target_ns = c->target_ns,
+		.interval_ns = c->interval_ns,
 	});
 	print_u64(p, "bytes", "\n Sent %llu bytes", s2->bytes);
 	print_u64(p, "packets", " %llu pkt", s2->packets);
