@@ -275,16 +275,23 @@ Test(codel, reset_and_reentry)
  * rule): a target below that never enters. */
 Test(codel, backlog_below_one_mtu_never_enters)
 {
+	struct htb_decision d;
 	struct leaf l;
 	__u64 sig[4];
 
 	leaf_init(&l, true, false);
 	l.conf.target_ns = 1000;	/* 1 us: one packet's delay is above it */
-	/* one packet ahead all the time: 1.2 ms = l2t(1500) < mtu_ns */
+	/* one packet ahead all the time: each waits 1.2 ms = l2t(1500),
+	 * less than mtu_ns (1514 bytes) */
+	cr_assert_eq(send1(&l, false), HTB_SEND);
 	cr_assert_eq(send1(&l, false), HTB_SEND);
 	cr_expect_eq(offer(&l, 1200000, 2 * SEC, false, sig, 4), 0);
-	cr_expect_gt(delay_now(&l), l.conf.target_ns);	/* a delay, below one MTU */
-	cr_expect_gt(l.conf.mtu_ns, 1200000);
+	cr_assert_eq(htb_schedule(&l.env, &l.conf, &l.p, LEN, 0, &d), HTB_SEND);
+	cr_expect_gt(d.tstamp - l.p.now, l.conf.target_ns);
+	cr_expect_leq(d.tstamp - l.p.now, l.conf.mtu_ns);
+	/* the same with the floor below one packet: CoDel acts */
+	l.conf.mtu_ns = 0;
+	cr_expect_gt(offer(&l, 1200000, SEC, false, sig, 4), 0);
 }
 
 /* aqm off: the same overload gives the same stamps and state as a conf
