@@ -449,7 +449,10 @@ HTB_INLINE int htb_codel(const struct htb_class_conf *c,
 		}
 		if (now < st->codel_drop_next)
 			return 0;
-		st->codel_count++;
+		/* saturates: a flood keeps one dropping state for 2^32
+		 * signals after 2 interval sqrt(2^32), 3.6 h at 100 ms */
+		if (st->codel_count != ~0u)
+			st->codel_count++;
 		st->codel_rec_inv_sqrt = htb_codel_rsqrt(st->codel_count,
 							 st->codel_rec_inv_sqrt);
 		st->codel_drop_next = htb_codel_next(st->codel_drop_next,
