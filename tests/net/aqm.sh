@@ -57,3 +57,5 @@ test_aqm_off_no_signal() {
 	[ "$(jclass 1:10 ecn_marks)" = 0 ] && [ "$(jclass 1:10 aqm_drops)" = 0 ] ||
 		fail "packets $(jclass 1:10 packets), ecn_marks $(jclass 1:10 ecn_marks), aqm_drops $(jclass 1:10 aqm_drops)"
 }
+
+. "$(dirname "$0")/../lib/runner.sh"
