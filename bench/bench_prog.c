@@ -31,6 +31,10 @@
  *   switch bench_no_lock set (bpf/htbctl.bpf.c), i.e. without
  *   bpf_spin_lock: the cost of the locks, and two CPUs charging sibling
  *   leaves for what the locks protect.
+ * - "aqm": the leaf of a chain with CoDel off, on with a Not-ECT packet,
+ *   and on with ecn and an ECT(0) packet (the program then reads the ECN
+ *   field before the lock). Nothing queues, so CoDel takes its
+ *   below-target path: what every packet of a class within its rate pays.
  * - The verifier's work for both variants (verified insns, loaded size).
  */
 #define _GNU_SOURCE
@@ -61,6 +65,7 @@ struct bench {
 struct bcase {
 	int prog;
 	struct run_in in;
+	const struct pkt *pkt;	/* NULL: the table's packet */
 	double min;
 };
 
@@ -75,7 +80,8 @@ static void measure(const struct bench *b, struct bcase *c, int n, const struct 
 			struct run_out o = { .retval = -1 };
 
 			in.repeat = b->repeat;
-			if (fx_run(&f, p, &in, &o) || o.retval != TC_ACT_OK_) {
+			if (fx_run(&f, c[i].pkt ? c[i].pkt : p, &in, &o) ||
+			    o.retval != TC_ACT_OK_) {
 				fprintf(stderr, "bench: test_run failed (retval %d)\n", o.retval);
 				exit(1);
 			}
@@ -325,6 +331,58 @@ static void table_share(const struct bench *bn, const struct baseline *b,
 				fx_close(&fd[i][mode][lease]);
 }
 
+/* CoDel on the chain's leaf, ecn on (the defaults of a config). */
+static void leaf_aqm(struct fx *f, __u32 leaf)
+{
+	struct htb_class_conf c = fx_conf(f, leaf);
+
+	c.flags |= HTB_CONF_AQM | HTB_CONF_ECN;
+	die_err(maps_put_conf(&f->maps, f->gen, f->cap, &leaf, &c, 1), "class_conf");
+}
+
+/* AQM off and on, interleaved, at depth 1 and 3 (leaf within rate). */
+static void table_aqm(const struct bench *bn, const struct baseline *b,
+		      const struct pkt *p)
+{
+	enum { ND = 2, NV = 3 };
+	static const int depths[ND] = { 1, 3 };
+	static const char *const vname[NV] = { "off", "codel, Not-ECT", "codel, ECT(0)" };
+	static struct fx fd[ND][NV];
+	struct bcase cs[1 + ND * NV];
+	struct pkt ect = *p;
+	int n = 0;
+
+	pkt_set_ecn(&ect, 0, 2);
+	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	for (int i = 0; i < ND; i++)
+		for (int v = 0; v < NV; v++) {
+			__u32 leaf = (__u32)depths[i] - 1;
+
+			die_err(fx_open(&fd[i][v], 16), "load htbctl");
+			chain(&fd[i][v], depths[i], 0);
+			if (v)
+				leaf_aqm(&fd[i][v], leaf);
+			cs[n++] = (struct bcase){ .prog = fd[i][v].prog,
+				.in = { .priority = PU_CLASSID(leaf) },
+				.pkt = v == 2 ? &ect : NULL };
+		}
+	measure(bn, cs, n, p);
+	printf("\n%-30s %10s %8s %8s\n", "aqm (leaf within rate)", "ns/pkt", "ratio", "+ns");
+	for (int i = 0, k = 1; i < ND; i++)
+		for (int v = 0; v < NV; v++, k++) {
+			char name[64];
+
+			snprintf(name, sizeof(name), "depth %d, %s", depths[i], vname[v]);
+			printf("%-30s %10.1f %7.2fx %8.1f\n", name, cs[k].min,
+			       cs[k].min / cs[0].min, cs[k].min - cs[1 + i * NV].min);
+		}
+	printf("(ratio: against the baseline, %.1f ns, of this table; +ns: against aqm off)\n",
+	       cs[0].min);
+	for (int i = 0; i < ND; i++)
+		for (int v = 0; v < NV; v++)
+			fx_close(&fd[i][v]);
+}
+
 /* Classification worst case: every classifier probed, all miss. */
 static void table_unclassified(const struct bench *bn, const struct baseline *b,
 			       struct fx *f0, const struct pkt *p)
@@ -476,6 +534,7 @@ int main(int argc, char **argv)
 	table_unclassified(&bn, &b, &f0, &p);
 	fx_close(&f0);
 	table_share(&bn, &b, &p);
+	table_aqm(&bn, &b, &p);
 	table_size(&bn, &p);
 	two_cpus();
 	edt_baseline_bpf__destroy(b.skel);

@@ -9,7 +9,8 @@
  * (bpf_map__set_max_entries); the defaults here are deliberately small.
  *
  * Only helpers that Debian's 6.1 has are used: map lookups,
- * bpf_ktime_get_ns, bpf_skb_load_bytes, bpf_skb_cgroup_id, bpf_spin_lock.
+ * bpf_ktime_get_ns, bpf_skb_load_bytes, bpf_skb_cgroup_id, bpf_spin_lock,
+ * bpf_skb_ecn_set_ce (5.2).
  * Loops are plain bounded loops.
  */
 #include "vmlinux.h"
@@ -388,6 +389,29 @@ static __always_inline int is_link_control(struct __sk_buff *skb)
 	return nh_type[1] >= 133 && nh_type[1] <= 137;
 }
 
+/*
+ * Whether the packet is ECN-capable (ECT(0), ECT(1) or already CE: the
+ * ECN field of IPv4's TOS byte or IPv6's traffic class is nonzero), read
+ * before the leaf's lock because CoDel's signal is decided under it and a
+ * drop is the answer for a packet that cannot carry CE. Two bytes of the
+ * network header; only for a leaf with AQM and ECN on.
+ */
+static __always_inline __u32 is_ect(struct __sk_buff *skb)
+{
+	__u32 off;
+	__u16 proto = l3_proto(skb, &off);
+	__u8 b[2];
+
+	if ((proto != ETH_P_IP && proto != ETH_P_IPV6) ||
+	    bpf_skb_load_bytes(skb, off, b, sizeof(b)))
+		return 0;
+	if (proto == ETH_P_IP)
+		return b[0] >> 4 == 4 && (b[1] & 3);
+	return b[0] >> 4 == 6 && ((b[1] >> 4) & 3);	/* TC's low nibble is b[1]'s high */
+}
+
+#define AQM_ECN (HTB_CONF_AQM | HTB_CONF_ECN)
+
 /* The conf of a valid leaf, or NULL. */
 static __always_inline const struct htb_class_conf *
 leaf_conf(const struct htb_env *env, __u32 idx)
@@ -446,9 +470,17 @@ int htb_egress(struct __sk_buff *skb)
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
 	p.share = p.now < rt->share_until_ns;
+	p.ect = (conf->flags & AQM_ECN) == AQM_ECN ? is_ect(skb) : 0;
+	p.pad = 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;
+	if (verdict == HTB_SEND_CE) {
+		/* decided under the leaf's lock, applied outside it: a helper
+		 * may not run while a lock is held */
+		bpf_skb_ecn_set_ce(skb);
+		verdict = HTB_SEND;
+	}
 	if (verdict == HTB_SEND) {
 		skb->tstamp = d.tstamp;
 		return TC_ACT_OK;

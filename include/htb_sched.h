@@ -82,6 +82,22 @@
  * Limit. A packet with T - now > limit_ns of its leaf is dropped and
  * charges nothing (drops++ on the leaf).
  *
+ * AQM. A leaf is a FIFO as deep as its schedule runs ahead of the clock;
+ * a packet's delay is known when it is stamped: T - max(now, its own
+ * valid stamp) (a sender's own pacing is not queueing). CoDel (RFC 8289,
+ * with Linux's constants and re-entry rule) runs on that delay at
+ * enqueue, in the leaf's commit under its lock, where T is final: once
+ * the delay has stayed at or above target for a whole interval, the
+ * packet is signalled and then one packet at each drop_next = previous +
+ * interval / sqrt(count) while it stays above; a delay below target (or
+ * worth less than one MTU at the class's rate: Linux's backlog rule) ends
+ * it. The signal is a CE mark when the caller says the packet is ECT and
+ * the class has ecn on (htb_params.ect; the program sets CE outside the
+ * lock: HTB_SEND_CE), else a drop that charges nothing, like the limit.
+ * 1/sqrt(count) is a Q0.32 table up to 15, then one Newton step per
+ * count as Linux does (count changes by one, so one step keeps it within
+ * 0.2%); no floats, no loop, so the verifier sees a few straight lines.
+ *
  * Concurrency. Packets of one tree run on several CPUs at once and share
  * ancestors; no charge may be lost. Every class_state value has a
  * bpf_spin_lock. A BPF program may hold one lock at a time and may call
@@ -153,8 +169,10 @@ struct htb_env {
 
 enum htb_verdict {
 	HTB_SEND = 0,		/* stamp decision.tstamp */
-	HTB_DROP = 1,		/* beyond the leaf's limit, nothing charged */
+	HTB_DROP = 1,		/* beyond the leaf's limit or CoDel's signal on a
+				 * packet that cannot be marked: nothing charged */
 	HTB_UNSHAPED = 2,	/* broken conf (no path): pass untouched */
+	HTB_SEND_CE = 3,	/* as HTB_SEND, and set CE (CoDel's signal on ECT) */
 };
 
 struct htb_decision {
@@ -171,6 +189,8 @@ struct htb_params {
 	__u64 horizon_ns;
 	__u32 hysteresis;
 	__u32 share;		/* the sharing loop's lease runs: class_share counts */
+	__u32 ect;		/* the packet is ECT(0) or ECT(1): CE may replace a drop */
+	__u32 pad;
 };
 
 /* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
@@ -338,6 +358,114 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 	}
 }
 
+/* ---- AQM: CoDel on the scheduled delay ("AQM" above) ---- */
+
+/* 2^32 / sqrt(n), rounded (n = 1: just below 1.0); index 0 unused. */
+static const __u32 htb_rsqrt_q32[16] = {
+	0x00000000, 0xffffffff, 0xb504f334, 0x93cd3a2d, 0x80000000, 0x727c9717,
+	0x6882f5c0, 0x60c2479b, 0x5a82799a, 0x55555555, 0x50f44d89, 0x4d2fd8f4,
+	0x49e69d16, 0x47006a81, 0x446b3b96, 0x4219528b,
+};
+
+/* 1/sqrt(count) in Q0.32: the table, else one Newton step from y, the
+ * value of a count at most this one, y' = y (3 - count y^2) / 2. */
+HTB_INLINE __u32 htb_codel_rsqrt(__u32 count, __u32 y)
+{
+	__u64 y2, cy2, t;
+
+	if (count < 16)
+		return htb_rsqrt_q32[count];
+	y2 = ((__u64)y * y) >> 32;
+	cy2 = (__u64)count * y2;
+	if (cy2 >= (3ull << 32))	/* y from a larger count: start over */
+		return htb_rsqrt_q32[15];
+	t = ((3ull << 32) - cy2) >> 2;	/* below 2^32: the product fits */
+	return (__u32)(((__u64)y * t) >> 31);
+}
+
+/* The control law: t + interval / sqrt(count). */
+HTB_INLINE __u64 htb_codel_next(__u64 t, __u64 interval, __u32 rsqrt)
+{
+	return t + ((interval * rsqrt) >> 32);
+}
+
+/* Whether the delay has been above target for an interval (CoDel's
+ * ok-to-drop, "should drop" in Linux); arms first_above on the way. */
+HTB_INLINE int htb_codel_above(const struct htb_class_conf *c,
+			       struct htb_class_state *st, __u64 now, __u64 delay)
+{
+	if (delay < c->target_ns || delay <= c->mtu_ns) {
+		st->codel_first_above = 0;
+		return 0;
+	}
+	if (!st->codel_first_above) {
+		st->codel_first_above = now + c->interval_ns;
+		return 0;
+	}
+	return now >= st->codel_first_above;
+}
+
+/* Entering the dropping state: the count of the last one if it ended
+ * less than 16 intervals ago (Linux: count - lastcount, the signals of
+ * that state), else 1. drop_next may still lie ahead: the difference is
+ * signed, as Linux's codel_time_before. */
+HTB_INLINE void htb_codel_enter(const struct htb_class_conf *c,
+				struct htb_class_state *st, __u64 now)
+{
+	__u32 delta = st->codel_count - st->codel_lastcount;
+
+	if (delta > 1 &&
+	    (__s64)(now - st->codel_drop_next) < (__s64)(16 * c->interval_ns)) {
+		st->codel_count = delta;
+		st->codel_rec_inv_sqrt = htb_codel_rsqrt(delta, st->codel_rec_inv_sqrt);
+	} else {
+		st->codel_count = 1;
+		st->codel_rec_inv_sqrt = htb_rsqrt_q32[1];
+	}
+	st->codel_lastcount = st->codel_count;
+	st->codel_dropping = 1;
+	st->codel_drop_next = htb_codel_next(now, c->interval_ns,
+					     st->codel_rec_inv_sqrt);
+}
+
+/* CoDel for one packet of the leaf (caller holds its lock): 1 to signal
+ * it. The state is cleared while AQM is off, so turning it on by a reload
+ * starts afresh. */
+HTB_INLINE int htb_codel(const struct htb_class_conf *c,
+			 struct htb_class_state *st, __u64 now, __u64 delay)
+{
+	int above;
+
+	if (!(c->flags & HTB_CONF_AQM)) {
+		st->codel_first_above = 0;
+		st->codel_dropping = 0;
+		return 0;
+	}
+	above = htb_codel_above(c, st, now, delay);
+	if (st->codel_dropping) {
+		if (!above) {
+			st->codel_dropping = 0;
+			return 0;
+		}
+		if (now < st->codel_drop_next)
+			return 0;
+		/* saturates: a flood keeps one dropping state for 2^32
+		 * signals after 2 interval sqrt(2^32), 3.6 h at 100 ms */
+		if (st->codel_count != ~0u)
+			st->codel_count++;
+		st->codel_rec_inv_sqrt = htb_codel_rsqrt(st->codel_count,
+							 st->codel_rec_inv_sqrt);
+		st->codel_drop_next = htb_codel_next(st->codel_drop_next,
+						     c->interval_ns,
+						     st->codel_rec_inv_sqrt);
+		return 1;
+	}
+	if (!above)
+		return 0;
+	htb_codel_enter(c, st, now);
+	return 1;
+}
+
 /*
  * Per-class steps as separate functions. In BPF they are global
  * subprograms (HTB_SUBPROG): the verifier checks each once, on its own,
@@ -404,7 +532,7 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 }
 
 /* Step 2a, the leaf under its lock: final T against last_stamp, the
- * limit, the charge. Returns HTB_SEND, HTB_DROP or HTB_UNSHAPED. */
+ * limit, CoDel, the charge. Returns an enum htb_verdict. */
 HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 				struct htb_job *j)
 {
@@ -413,6 +541,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 	struct htb_blimit bl;
 	struct htb_cost k;
 	__u64 limit, T;
+	int sig;
 
 	if (!env || !p || !j)
 		return HTB_UNSHAPED;
@@ -433,6 +562,15 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		j->T = T;
 		return HTB_DROP;
 	}
+	sig = htb_codel(c, st, p->now, T - j->own_ts);
+	if (sig && !(p->ect && (c->flags & HTB_CONF_ECN))) {
+		st->aqm_drops++;
+		HTB_UNLOCK(st);
+		j->T = T;
+		return HTB_DROP;
+	}
+	if (sig)
+		st->ecn_marks++;
 	st->last_stamp = T;
 	if (T > j->own_ts)
 		st->shaped_until = T;
@@ -440,7 +578,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		   p->hysteresis);
 	HTB_UNLOCK(st);
 	j->T = T;
-	return HTB_SEND;
+	return sig ? HTB_SEND_CE : HTB_SEND;
 }
 
 /* Step 2b, one ancestor under its lock. */
@@ -470,7 +608,7 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 /*
  * Schedule one packet of len bytes (wire length) for the leaf whose conf
  * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
- * enum htb_verdict. Charges the path on HTB_SEND only.
+ * enum htb_verdict. Charges the path on HTB_SEND and HTB_SEND_CE only.
  */
 HTB_INLINE int htb_schedule(struct htb_env *env,
 			    const struct htb_class_conf *leaf,
@@ -535,7 +673,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	verdict = htb_leaf_commit(env, p, &j);
 	d->tstamp = j.T;
 	d->level = level;
-	if (verdict != HTB_SEND)
+	if (verdict != HTB_SEND && verdict != HTB_SEND_CE)
 		return verdict;
 	for (k = 1; k < HTB_MAX_DEPTH; k++) {
 		if (k >= depth)
@@ -545,7 +683,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		if (htb_class_commit(env, p, &j))
 			break;
 	}
-	return HTB_SEND;
+	return verdict;
 }
 
 #endif /* HTB_SCHED_H */

@@ -24,6 +24,13 @@
 #define HTB_DEFAULT_HORIZON_NS	(10 * HTB_NSEC_PER_SEC)
 /* htb_class_conf.limit_ns == 0 means this. */
 #define HTB_DEFAULT_LIMIT_NS	(100 * 1000 * 1000ull)
+/* CoDel's defaults (RFC 8289, Linux's include/net/codel.h) and the
+ * "backlog below one MTU" floor, in bytes as fq_codel counts a full frame. */
+#define HTB_CODEL_TARGET_NS	(5 * 1000 * 1000ull)
+#define HTB_CODEL_INTERVAL_NS	(100 * 1000 * 1000ull)
+#define HTB_CODEL_MTU		1514u
+/* interval * (1/sqrt(count) in Q0.32) must fit 64 bits: 4.29 s at most. */
+#define HTB_CODEL_INTERVAL_MAX	0xffffffffull
 
 /* HTB's class modes (enum htb_cmode in sch_htb.c), same numbering. */
 enum htb_mode {
@@ -67,10 +74,18 @@ struct htb_class_conf {
 	__u32 quantum;
 	__u32 flags;		/* HTB_CONF_* */
 	__u32 pad;
+	/* CoDel on the leaf's scheduled delay (HTB_CONF_AQM; htb_sched.h,
+	 * "AQM"). mtu_ns: what HTB_CODEL_MTU bytes take at the class's rate,
+	 * CoDel's "backlog below one MTU" as a delay. */
+	__u64 target_ns;
+	__u64 interval_ns;	/* <= HTB_CODEL_INTERVAL_MAX */
+	__u64 mtu_ns;
 };
 
 #define HTB_CONF_VALID	(1u << 0)
 #define HTB_CONF_LEAF	(1u << 1)
+#define HTB_CONF_AQM	(1u << 2)	/* CoDel on (leaves) */
+#define HTB_CONF_ECN	(1u << 3)	/* signal ECT packets with CE, not a drop */
 
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.
@@ -105,6 +120,18 @@ struct htb_class_state {
 	 * how the sharing loop tells a class that wants more from one that
 	 * sends all it has (src/share.c). */
 	__u64 shaped_until;
+	/* CoDel (RFC 8289) on the leaf's scheduled delay, Linux's names:
+	 * first_above is when the delay, above target since, makes signalling
+	 * allowed (0: below target); drop_next the next signal while dropping;
+	 * rec_inv_sqrt 1/sqrt(count) in Q0.32 for the control law. */
+	__u64 codel_first_above;
+	__u64 codel_drop_next;
+	__u32 codel_count;
+	__u32 codel_lastcount;
+	__u32 codel_rec_inv_sqrt;
+	__u32 codel_dropping;
+	__u64 ecn_marks;	/* CoDel signals given as CE on an ECT packet */
+	__u64 aqm_drops;	/* CoDel signals given as a drop (charged nothing) */
 };
 
 /*

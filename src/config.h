@@ -43,6 +43,18 @@
  * class's name, as with several HTB roots): a config is not bound to one
  * major's 65535 minors. This caps the tree (2^20 classes). */
 #define CONFIG_MAX_CLASSES	1048576u
+/* The largest CoDel interval (the control law's fixed point: 4.29 s) and
+ * target (below the interval: a longer target never lets CoDel act). */
+#define CONFIG_INTERVAL_MAX_NS	(4 * 1000000000ull)
+
+/* A class's AQM settings (docs/config.md "AQM"): as a [device] default,
+ * as written for one class, and resolved. */
+struct config_aqm {
+	bool codel;		/* aqm = codel (default) or off */
+	bool ecn;		/* the signal: CE on ECT packets (default), else drop */
+	__u64 target_ns;	/* default 5 ms */
+	__u64 interval_ns;	/* default 100 ms, at most CONFIG_INTERVAL_MAX_NS */
+};
 
 /* A match kind is a classifier map: include/htb_types.h lists them, and
  * the kinds take its numbers. PRIO is never written in a config (a leaf
@@ -88,6 +100,7 @@ struct config_class {
 	__u32 prio;		/* 0..7 */
 	__u32 quantum;		/* bytes, > 0 */
 	__u64 limit_ns;		/* > 0 */
+	struct config_aqm aqm;	/* leaves only; target < interval */
 	struct config_match *matches;	/* slice of htb_config.matches */
 	__u32 nmatches;		/* 0 on inner classes */
 	__u32 line;		/* line of the [class] header */
@@ -102,6 +115,7 @@ struct config_device {
 	__u32 overhead;		/* bytes added to each packet's length (0..65535) */
 	__u32 mpu;		/* minimum packet unit (0..65535) */
 	__u32 linklayer;	/* enum htb_linklayer */
+	struct config_aqm aqm;	/* the classes' default */
 };
 
 struct htb_config {

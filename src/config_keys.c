@@ -10,16 +10,22 @@
 #include "config_priv.h"
 #include "units.h"
 
+/* The AQM keys of both sections, from base (DK_AQM, CK_AQM) on. */
+#define AQM_KEY_NAMES(base)						\
+	[(base) + AK_AQM] = "aqm", [(base) + AK_TARGET] = "target",	\
+	[(base) + AK_INTERVAL] = "interval", [(base) + AK_ECN] = "ecn"
+
 static const char *const dev_keys[DK_MAX] = {
 	[DK_DEFAULT] = "default", [DK_HYSTERESIS] = "hysteresis",
 	[DK_R2Q] = "r2q", [DK_LIMIT] = "limit", [DK_OVERHEAD] = "overhead",
-	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer",
+	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer", AQM_KEY_NAMES(DK_AQM),
 };
 
 static const char *const class_keys[CK_MAX] = {
 	[CK_PARENT] = "parent", [CK_RATE] = "rate", [CK_CEIL] = "ceil",
 	[CK_BURST] = "burst", [CK_CBURST] = "cburst", [CK_PRIO] = "prio",
 	[CK_QUANTUM] = "quantum", [CK_LIMIT] = "limit", [CK_MATCH] = "match",
+	AQM_KEY_NAMES(CK_AQM),
 };
 
 static int find_key(const char *name, const char *const *keys, int n)
@@ -101,6 +107,50 @@ static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
 	return false;
 }
 
+/* One of two words: *out = (v is yes). */
+static bool val_choice(struct cfg_parse *ps, unsigned line, const char *key,
+		       const char *v, const char *yes, const char *no, bool *out)
+{
+	char q[MSG_QUOTE_BUF];
+
+	if (!strcmp(v, yes) || !strcmp(v, no)) {
+		*out = !strcmp(v, yes);
+		return true;
+	}
+	cfg_error(&ps->diag, line, "invalid value %s for '%s': expected %s or %s",
+		  msg_quote(q, sizeof(q), v), key, yes, no);
+	return false;
+}
+
+/* aqm, target, interval, ecn: the same in [device] (the default) and
+ * [class]. The interval's cap is the control law's fixed point
+ * (include/htb_types.h HTB_CODEL_INTERVAL_MAX); target < interval is a
+ * check of the resolved pair (config_resolve.c). */
+static void aqm_key(struct cfg_parse *ps, unsigned line, int k, const char *key,
+		    const char *v, struct config_aqm *a)
+{
+	char q[MSG_QUOTE_BUF];
+
+	switch (k) {
+	case AK_AQM:
+		val_choice(ps, line, key, v, "codel", "off", &a->codel);
+		break;
+	case AK_TARGET:
+		val_time(ps, line, key, v, &a->target_ns);
+		break;
+	case AK_INTERVAL:
+		if (val_time(ps, line, key, v, &a->interval_ns) &&
+		    a->interval_ns > CONFIG_INTERVAL_MAX_NS)
+			cfg_error(&ps->diag, line,
+				  "invalid time %s for 'interval': must be at most 4s",
+				  msg_quote(q, sizeof(q), v));
+		break;
+	case AK_ECN:
+		val_choice(ps, line, key, v, "on", "off", &a->ecn);
+		break;
+	}
+}
+
 /* A class id, or a bare hex minor ("30" means MAJOR:30, as tc's default);
  * a bare minor is returned without major bits: the resolver gives it a
  * major (the class's own for parent, the only one for default). */
@@ -163,7 +213,7 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 {
 	struct config_device *d = &ps->dev;
 	int k = find_key(name, dev_keys, DK_MAX);
-	char q[MSG_QUOTE_BUF];
+	bool b;
 	__u64 n;
 
 	if (k < 0) {
@@ -179,12 +229,7 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 			snprintf(ps->default_text, sizeof(ps->default_text), "%s", v);
 		break;
 	case DK_HYSTERESIS:
-		if (!strcmp(v, "on") || !strcmp(v, "off"))
-			d->hysteresis = !strcmp(v, "on");
-		else
-			cfg_error(&ps->diag, line,
-				  "invalid value %s for 'hysteresis': expected on or off",
-				  msg_quote(q, sizeof(q), v));
+		val_choice(ps, line, name, v, "on", "off", &d->hysteresis);
 		break;
 	case DK_R2Q:
 		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
@@ -203,14 +248,11 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 		}
 		break;
 	case DK_LINKLAYER:
-		if (!strcmp(v, "ethernet"))
-			d->linklayer = HTB_LINKLAYER_ETHERNET;
-		else if (!strcmp(v, "atm"))
-			d->linklayer = HTB_LINKLAYER_ATM;
-		else
-			cfg_error(&ps->diag, line,
-				  "invalid value %s for 'linklayer': expected ethernet or atm",
-				  msg_quote(q, sizeof(q), v));
+		if (val_choice(ps, line, name, v, "ethernet", "atm", &b))
+			d->linklayer = b ? HTB_LINKLAYER_ETHERNET : HTB_LINKLAYER_ATM;
+		break;
+	default:
+		aqm_key(ps, line, k - DK_AQM, name, v, &d->aqm);
 		break;
 	}
 }
@@ -296,6 +338,9 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 		break;
 	case CK_LIMIT:
 		val_time(ps, line, name, v, &c->limit_ns);
+		break;
+	default:
+		aqm_key(ps, line, k - CK_AQM, name, v, &c->aqm);
 		break;
 	}
 }

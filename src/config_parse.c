@@ -202,6 +202,9 @@ int config_parse_string(const char *text, size_t len, const char *name,
 			.r2q = CONFIG_DEFAULT_R2Q,
 			.limit_ns = CONFIG_DEFAULT_LIMIT_NS,
 			.linklayer = HTB_LINKLAYER_ETHERNET,
+			.aqm = { .codel = true, .ecn = true,
+				 .target_ns = HTB_CODEL_TARGET_NS,
+				 .interval_ns = HTB_CODEL_INTERVAL_NS },
 		},
 	};
 	struct reader rd = { .ps = &ps, .p = text, .end = text + len };

@@ -76,6 +76,8 @@ static void print_class(struct printer *p, const struct htb_config *cfg,
 		.prio = c->prio, .rate = c->rate, .ceil = c->ceil,
 		.burst = c->burst, .cburst = c->cburst,
 		.quantum = c->quantum, .limit_ns = c->limit_ns,
+		.leaf = c->is_leaf, .codel = c->aqm.codel, .ecn = c->aqm.ecn,
+		.target_ns = c->aqm.target_ns, .interval_ns = c->aqm.interval_ns,
 	});
 	print_text(p, "\n");
 	print_open_array(p, "matches");
@@ -104,6 +106,10 @@ int config_print(const struct htb_config *cfg, struct printer *p)
 	print_u64(p, "mpu", " mpu %llu", d->mpu);
 	print_string(p, "linklayer", " linklayer %s",
 		     d->linklayer == HTB_LINKLAYER_ATM ? "atm" : "ethernet");
+	print_string(p, "aqm", " aqm %s", d->aqm.codel ? "codel" : "off");
+	print_time(p, "target", " target %s", d->aqm.target_ns);
+	print_time(p, "interval", " interval %s", d->aqm.interval_ns);
+	print_bool(p, "ecn", " ecn %s", d->aqm.ecn);
 	print_open_array(p, "mark_masks");
 	for (__u32 i = 0; i < cfg->nmasks; i++)
 		print_u64(p, NULL, NULL, cfg->mark_masks[i]);

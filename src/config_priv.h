@@ -28,13 +28,17 @@ void cfg_warn(struct cfg_diag *d, unsigned line, const char *fmt, ...)
  * likely typo; else NULL. */
 const char *cfg_suggest(const char *word, const char *const *cands, size_t n);
 
+/* The AQM keys, in both sections (a [device] one is the classes'
+ * default): each section's enum has them at the same offset. */
+enum aqm_key { AK_AQM, AK_TARGET, AK_INTERVAL, AK_ECN, AK_MAX };
+
 enum dev_key {
 	DK_DEFAULT, DK_HYSTERESIS, DK_R2Q, DK_LIMIT, DK_OVERHEAD, DK_MPU,
-	DK_LINKLAYER, DK_MAX
+	DK_LINKLAYER, DK_AQM, DK_MAX = DK_AQM + AK_MAX
 };
 enum class_key {
 	CK_PARENT, CK_RATE, CK_CEIL, CK_BURST, CK_CBURST, CK_PRIO, CK_QUANTUM,
-	CK_LIMIT, CK_MATCH, CK_MAX
+	CK_LIMIT, CK_MATCH, CK_AQM, CK_MAX = CK_AQM + AK_MAX
 };
 
 /* One [class] section as written (file order). */
@@ -45,6 +49,7 @@ struct raw_class {
 	__u32 key_line[CK_MAX];		/* first line of each key; 0 = absent */
 	__u64 rate, ceil, burst, cburst, limit_ns;
 	__u32 prio, quantum;
+	struct config_aqm aqm;		/* the keys given: key_line[CK_AQM + AK_*] */
 	__u32 match_first, nmatches;	/* slice of cfg_parse.m */
 	/* resolver scratch */
 	__u32 parent_raw;		/* raw index of the parent or CONFIG_NO_INDEX */

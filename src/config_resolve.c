@@ -183,6 +183,57 @@ static void number_classes(struct cfg_parse *ps, const __u32 *first_child,
 	}
 }
 
+/* A target at or beyond the interval never lets CoDel act (the delay
+ * must stay above target for a whole interval, and would reach the limit
+ * first), so it is refused; line: where the pair was set. */
+static void check_aqm_pair(struct cfg_parse *ps, unsigned line, const char *whose,
+			   const struct config_aqm *a)
+{
+	char t[UNIT_BUF], i[UNIT_BUF];
+
+	if (a->target_ns < a->interval_ns)
+		return;
+	cfg_error(&ps->diag, line, "target %s of %s is not below its interval %s",
+		  sprint_time(a->target_ns, t, sizeof(t)), whose,
+		  sprint_time(a->interval_ns, i, sizeof(i)));
+}
+
+/* Each AQM key from the class if given, else from [device]. The device's
+ * own pair is checked once (check_device_aqm); here only a class that
+ * sets either. An AQM key on an inner class does nothing: warned. */
+static void resolve_aqm(struct cfg_parse *ps, const struct raw_class *r,
+			struct config_class *c)
+{
+	const __u32 *kl = &r->key_line[CK_AQM];
+	const struct config_aqm *d = &ps->dev.aqm;
+	char a[CONFIG_CLASSID_BUF], whose[32];
+
+	c->aqm.codel = kl[AK_AQM] ? r->aqm.codel : d->codel;
+	c->aqm.ecn = kl[AK_ECN] ? r->aqm.ecn : d->ecn;
+	c->aqm.target_ns = kl[AK_TARGET] ? r->aqm.target_ns : d->target_ns;
+	c->aqm.interval_ns = kl[AK_INTERVAL] ? r->aqm.interval_ns : d->interval_ns;
+	config_sprint_classid(c->classid, a, sizeof(a));
+	for (int k = 0; k < AK_MAX && !c->is_leaf; k++)
+		if (kl[k]) {
+			cfg_warn(&ps->diag, kl[k],
+				 "AQM keys of class %s have no effect: CoDel runs in leaf classes (set them on the leaves or in [device])",
+				 a);
+			break;
+		}
+	snprintf(whose, sizeof(whose), "class %s", a);
+	if (kl[AK_TARGET] || kl[AK_INTERVAL])
+		check_aqm_pair(ps, kl[AK_TARGET] ? kl[AK_TARGET] : kl[AK_INTERVAL],
+			       whose, &c->aqm);
+}
+
+static void check_device_aqm(struct cfg_parse *ps)
+{
+	const __u32 *kl = &ps->dev_key_line[DK_AQM];
+
+	check_aqm_pair(ps, kl[AK_TARGET] ? kl[AK_TARGET] : kl[AK_INTERVAL],
+		       "[device]", &ps->dev.aqm);
+}
+
 static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 		       const struct raw_class *r, __u32 nchildren)
 {
@@ -211,6 +262,7 @@ static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 	c->cburst = r->key_line[CK_CBURST] ? r->cburst : config_default_burst(c->ceil);
 	c->prio = r->prio;
 	c->limit_ns = r->key_line[CK_LIMIT] ? r->limit_ns : ps->dev.limit_ns;
+	resolve_aqm(ps, r, c);
 	if (r->key_line[CK_QUANTUM]) {
 		c->quantum = r->quantum;
 	} else {
@@ -512,6 +564,7 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 		cfg_error(d, 0, "no classes: a config needs at least one [class MAJOR:MINOR] section");
 		return -1;
 	}
+	check_device_aqm(ps);
 	if (alloc_scratch(&rs))
 		goto out;
 	sort_ids(&rs);

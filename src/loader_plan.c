@@ -221,7 +221,8 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 	out->depth = cp->depth;
 	for (__u32 d = 0; d < HTB_MAX_DEPTH; d++)
 		out->path[d] = d < cp->depth ? cp->path[d] : HTB_NO_CLASS;
-	out->flags = HTB_CONF_VALID | (cp->leaf ? HTB_CONF_LEAF : 0);
+	out->flags = (m->conf.flags & ~(HTB_CONF_VALID | HTB_CONF_LEAF)) |
+		     HTB_CONF_VALID | (cp->leaf ? HTB_CONF_LEAF : 0);
 	if ((++*reuse & 63) == 1) {
 		struct htb_class_conf full;
 
@@ -279,6 +280,10 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		cp.limit_ns = cc->limit_ns;
 		cp.prio = cc->prio;
 		cp.quantum = cc->quantum;
+		cp.aqm = cc->is_leaf && cc->aqm.codel;	/* a leaf's queue */
+		cp.ecn = cc->aqm.ecn;
+		cp.target_ns = cc->aqm.target_ns;
+		cp.interval_ns = cc->aqm.interval_ns;
 		rc = conf_memo(tab, tabsz, &memo_off, &cp, &p->conf[slot[i]], &reuse);
 		if (rc) {
 			free(tab);

@@ -99,6 +99,20 @@ void maps_close(struct maps *m)
 	}
 }
 
+/* The value size a pinned map must have, 0: not checked. The class maps
+ * grew with the classifier slots per generation and with AQM (issue 12);
+ * a program and maps of two layouts would misread every entry. */
+static size_t pinned_value_size(int i)
+{
+	if (i >= M_CLS)
+		return sizeof(struct htb_cls_val);
+	if (i == M_CONF)
+		return sizeof(struct htb_class_conf);
+	if (i == M_STATE)
+		return sizeof(struct htb_class_state);
+	return 0;
+}
+
 int maps_open_pinned(const struct ctx *ctx, const char *ifname, struct maps *m)
 {
 	m->owned = true;
@@ -118,10 +132,10 @@ int maps_open_pinned(const struct ctx *ctx, const char *ifname, struct maps *m)
 		}
 		if (bpf_obj_get_info_by_fd(m->fd[i], &info, &len) == 0)
 			m->max_entries[i] = info.max_entries;
-		if (i >= M_CLS && info.value_size != sizeof(struct htb_cls_val)) {
+		if (pinned_value_size(i) && info.value_size != pinned_value_size(i)) {
 			p_err(ctx, "%s has %u-byte values, not %zu: it was pinned by an "
 			      "older htbctl ('htbctl unload' and 'htbctl load' make it "
-			      "anew)", path, info.value_size, sizeof(struct htb_cls_val));
+			      "anew)", path, info.value_size, pinned_value_size(i));
 			maps_close(m);
 			return -1;
 		}

@@ -30,6 +30,11 @@ struct htb_class_params {
 	__u64 limit_ns;			/* 0: HTB_DEFAULT_LIMIT_NS */
 	__u32 prio;
 	__u32 quantum;
+	bool aqm;			/* CoDel on the leaf's scheduled delay */
+	bool ecn;			/* its signal: CE on ECT packets, not a drop */
+	__u64 target_ns;		/* 0: HTB_CODEL_TARGET_NS */
+	__u64 interval_ns;		/* 0: HTB_CODEL_INTERVAL_NS; capped at
+					 * HTB_CODEL_INTERVAL_MAX */
 };
 
 /* ns it takes to send bytes at rate_Bps, exact (floor), saturating. */

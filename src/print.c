@@ -281,6 +281,14 @@ void print_class_settings(struct printer *p, const struct print_class_settings *
 	print_size(p, "cburst", " cburst %s", s->cburst);
 	print_u64(p, "quantum", " quantum %llu", s->quantum);
 	print_time(p, "limit", " limit %s", s->limit_ns);
+	if (!s->leaf)
+		return;		/* CoDel runs in leaves only */
+	print_string(p, "aqm", " aqm %s", s->codel ? "codel" : "off");
+	if (!s->codel)
+		return;
+	print_time(p, "target", " target %s", s->target_ns);
+	print_time(p, "interval", " interval %s", s->interval_ns);
+	print_bool(p, "ecn", " ecn %s", s->ecn);
 }
 
 void print_text(struct printer *p, const char *fmt, ...)

@@ -117,10 +117,20 @@ static void print_share(struct printer *p, const struct htb_class_share *sh)
 		print_rate(p, "demand", ", offers %s", sh->demand_Bps);
 }
 
+/* A leaf's AQM counters and its queue delay: how far its schedule runs
+ * ahead of the clock at the read (tc's backlog, as a time). */
+static void print_aqm(struct printer *p, const struct htb_class_state *s, __u64 now)
+{
+	print_u64(p, "ecn_marks", "\n aqm: marked %llu", s->ecn_marks);
+	print_u64(p, "aqm_drops", " dropped %llu", s->aqm_drops);
+	print_time(p, "queue_delay", ", queue delay %s",
+		   s->last_stamp > now ? s->last_stamp - now : 0);
+}
+
 static void print_class(struct printer *p, const struct htb_class_conf *c,
 			const struct htb_class_conf *conf,
 			const struct htb_class_state *s1,
-			const struct htb_class_state *s2, __u64 dt_ns,
+			const struct htb_class_state *s2, __u64 dt_ns, __u64 now,
 			const struct htb_class_share *sh)
 {
 	char id[16];
@@ -147,6 +157,9 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 		.burst = bucket_bytes(c->buffer, c->rate.rate_Bps),
 		.cburst = bucket_bytes(c->cbuffer, c->ceil.rate_Bps),
 		.quantum = c->quantum, .limit_ns = c->limit_ns,
+		.leaf = c->flags & HTB_CONF_LEAF, .codel = c->flags & HTB_CONF_AQM,
+		.ecn = c->flags & HTB_CONF_ECN, .target_ns = c->target_ns,
+		.interval_ns = c->interval_ns,
 	});
 	print_u64(p, "bytes", "\n Sent %llu bytes", s2->bytes);
 	print_u64(p, "packets", " %llu pkt", s2->packets);
@@ -160,6 +173,8 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 	print_stime(p, "ctokens", " ctokens: ", s2->ctokens);
 	print_string(p, "mode", " mode %s", mode_name(s2->mode));
 	print_u64(p, "t_c", NULL, s2->t_c);
+	if (c->flags & HTB_CONF_LEAF)
+		print_aqm(p, s2, now);
 	if (sh && (c->flags & HTB_CONF_LEAF))
 		print_share(p, sh);
 	print_text(p, "\n\n");
@@ -354,7 +369,8 @@ static int print_snapshot(const struct ctx *ctx, const char *ifname,
 		__u32 s = sn->rows[i].slot;
 
 		print_class(&p, &sn->conf[s], sn->conf, &sn->s1[s], &sn->s2[s],
-			    interval_ns ? sn->t2 - sn->t1 : 0, sn->sh ? &sn->sh[s] : NULL);
+			    interval_ns ? sn->t2 - sn->t1 : 0, sn->t2,
+			    sn->sh ? &sn->sh[s] : NULL);
 	}
 	print_close_array(&p);
 	print_close_object(&p);

@@ -156,6 +156,18 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 	return err;
 }
 
+/* A top-level leaf at rate with CoDel on (defaults: 5 ms / 100 ms), ecn
+ * as given, a 10 s limit so only CoDel acts. */
+static inline int fx_codel_leaf(struct fx *f, __u32 idx, __u64 rate, bool ecn)
+{
+	struct htb_class_params p = {
+		.rate_Bps = rate, .burst = 1500, .cburst = 1500,
+		.limit_ns = 10 * PU_SEC, .aqm = true, .ecn = ecn,
+	};
+
+	return fx_class_p(f, idx, HTB_NO_CLASS, &p);
+}
+
 static inline int fx_class(struct fx *f, __u32 idx, __u32 parent, __u64 rate,
 			   __u64 ceil, __u64 burst, __u64 cburst, __u64 limit_ns)
 {
@@ -298,6 +310,43 @@ static inline void pkt_set_dscp(struct pkt *p, int v6, unsigned dscp)
 	p->data[15] = (__u8)((p->data[15] & 0x3f) | (dscp & 3) << 6);	/* TC low nibble */
 }
 
+/* The ECN field of a built packet (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE),
+ * as the program would see it in data (a packet or run_out.head). */
+static inline unsigned pkt_ecn(const __u8 *data, int v6)
+{
+	return v6 ? (data[15] >> 4) & 3 : data[15] & 3;
+}
+
+/* The one's complement sum of the IPv4 header (14..33): 0xffff when its
+ * checksum is right. */
+static inline __u16 pkt_ip4_sum(const __u8 *data)
+{
+	__u32 sum = 0;
+
+	for (int i = 14; i < 34; i += 2)
+		sum += (__u32)data[i] << 8 | data[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (__u16)sum;
+}
+
+/* Set the ECN field; an IPv4 header gets its checksum (pkt_build leaves
+ * it 0) so a CE mark's incremental update can be checked. */
+static inline void pkt_set_ecn(struct pkt *p, int v6, unsigned ecn)
+{
+	__u16 c;
+
+	if (v6) {
+		p->data[15] = (__u8)((p->data[15] & ~0x30) | (ecn & 3) << 4);
+		return;
+	}
+	p->data[15] = (__u8)((p->data[15] & ~3) | (ecn & 3));
+	p->data[24] = p->data[25] = 0;
+	c = (__u16)~pkt_ip4_sum(p->data);
+	p->data[24] = c >> 8;
+	p->data[25] = c & 0xff;
+}
+
 /* A plain IPv4 UDP packet of total (Ethernet) length len. */
 static inline void pkt_udp4(struct pkt *p, __u32 len)
 {
@@ -322,6 +371,7 @@ struct run_out {
 	__u64 tstamp;
 	__u32 wire_len;
 	__u32 duration;		/* ns per run, averaged over repeat */
+	__u8 head[64];		/* the packet as the program left it (CE marks) */
 };
 
 static inline int fx_run(struct fx *f, const struct pkt *p,
@@ -353,6 +403,7 @@ static inline int fx_run(struct fx *f, const struct pkt *p,
 		out->tstamp = ctx_out.tstamp;
 		out->wire_len = ctx_out.wire_len;
 		out->duration = o.duration;
+		memcpy(out->head, data_out, sizeof(out->head));
 	}
 	return 0;
 }

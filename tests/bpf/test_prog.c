@@ -56,7 +56,10 @@ static __u64 send_ok(__u32 idx, __u32 len)
 Test(prog, loads_and_state_btf_names_fields)
 {
 	struct btf *btf = bpf_object__btf(F.skel->obj);
-	const char *want[] = { "tokens", "ctokens", "t_c", "mode", "lock" };
+	const char *want[] = { "tokens", "ctokens", "t_c", "mode", "lock",
+			       "codel_count", "codel_lastcount", "codel_first_above",
+			       "codel_drop_next", "codel_dropping", "ecn_marks",
+			       "aqm_drops" };
 	const struct btf_member *m;
 	const struct btf_type *t;
 	__s32 id;
@@ -992,4 +995,190 @@ Test(prog, link_control_bypasses_a_full_class)
 	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
 	cr_expect_eq(o.retval, TC_ACT_SHOT_);
 	cr_expect_eq(fx_dev_stats(&F).control_packets, 2);
+}
+
+/* ---- AQM: CoDel on the schedule (include/htb_sched.h, "AQM") ---- */
+
+/* A UDP packet of 1000 bytes to leaf 0, IPv4 or IPv6, with ECN field ecn. */
+static void codel_pkt(struct pkt *pk, int v6, unsigned ecn)
+{
+	struct pkt_spec s = {
+		.v6 = v6, .proto = IPPROTO_UDP, .sport = 5000, .dport = 6000,
+		.src = v6 ? "2001:db8::1" : "198.18.0.1",
+		.dst = v6 ? "2001:db8::2" : "198.18.1.1",
+		.payload = 1000 - (v6 ? 62 : 42),
+	};
+
+	pkt_build(pk, &s);
+	pkt_set_ecn(pk, v6, ecn);
+}
+
+/* Offer pk to leaf 0 every gap_ns (10 Mbit/s leaf: 0.8 ms a packet) until
+ * CoDel's first signal; returns the result of that packet, the state
+ * just before it in *before. */
+static struct run_out until_signal(const struct pkt *pk, __u64 gap_ns,
+				   struct htb_class_state *before)
+{
+	struct run_in in = { .priority = PU_CLASSID(0) };
+	struct run_out o = { .retval = -1 };
+	__u64 now = T0;
+
+	for (int i = 0; i < 5000; i++, now += gap_ns) {
+		cr_assert_eq(fx_clock(&F, now), 0);
+		*before = fx_state(&F, 0);
+		cr_assert_eq(fx_run(&F, pk, &in, &o), 0);
+		if (fx_state(&F, 0).aqm_drops + fx_state(&F, 0).ecn_marks)
+			return o;
+		cr_assert_eq(o.retval, TC_ACT_OK_, "packet %d dropped without a signal", i);
+	}
+	cr_assert_fail("no signal in 5000 packets");
+	return o;
+}
+
+/* A fresh program and CoDel leaf (ecn_on), 2x overload with one kind of
+ * packet until the first signal: its result, the state around it. */
+static struct run_out first_signal(int v6, unsigned ecn, bool ecn_on, struct pkt *pk,
+				   struct htb_class_state *before,
+				   struct htb_class_state *after)
+{
+	struct run_out o;
+
+	fx_close(&F);
+	cr_assert_eq(fx_open(&F, 0), 0);
+	cr_assert_eq(fx_codel_leaf(&F, 0, MBIT(10), ecn_on), 0);
+	codel_pkt(pk, v6, ecn);
+	if (!v6)
+		cr_assert_eq(pkt_ip4_sum(pk->data), 0xffff);
+	o = until_signal(pk, 400000, before);
+	*after = fx_state(&F, 0);
+	return o;
+}
+
+/* ECT(0) and ECT(1), IPv4 and IPv6: CoDel's signal is CE, the packet is
+ * sent and charged, and IPv4's header checksum is still right. */
+Test(prog, codel_marks_ect_with_ce)
+{
+	for (int v6 = 0; v6 <= 1; v6++)
+		for (unsigned ecn = 1; ecn <= 2; ecn++) {
+			struct htb_class_state before, after;
+			struct pkt pk;
+			struct run_out o = first_signal(v6, ecn, true, &pk, &before, &after);
+
+			cr_expect_eq(o.retval, TC_ACT_OK_, "v6 %d ecn %u", v6, ecn);
+			cr_expect_eq(pkt_ecn(o.head, v6), 3, "v6 %d ecn %u: no CE", v6, ecn);
+			if (!v6)
+				cr_expect_eq(pkt_ip4_sum(o.head), 0xffff, "IPv4 checksum broken by CE");
+			cr_expect_eq(after.ecn_marks, 1);
+			cr_expect_eq(after.aqm_drops, 0);
+			cr_expect_eq(after.packets, before.packets + 1);
+			cr_expect_eq(after.bytes, before.bytes + pk.len);
+			cr_expect_gt(o.tstamp, T0);
+		}
+}
+
+/* Not-ECT, or ECT with ecn off: the signal is a drop that charges
+ * nothing; the packets before it left unmarked. */
+Test(prog, codel_drops_not_ect_charging_nothing)
+{
+	for (int c = 0; c < 3; c++) {
+		int v6 = c == 1, ecn_on = c != 2;
+		unsigned ecn = c == 2 ? 2 : 0;
+		struct htb_class_state before, after;
+		struct pkt pk;
+		struct run_out o = first_signal(v6, ecn, ecn_on, &pk, &before, &after);
+
+		cr_expect_eq(o.retval, TC_ACT_SHOT_, "case %d", c);
+		cr_expect_eq(after.aqm_drops, 1);
+		cr_expect_eq(after.ecn_marks, 0);
+		cr_expect_eq(after.drops, 0);
+		cr_expect_eq(after.tokens, before.tokens);
+		cr_expect_eq(after.ctokens, before.ctokens);
+		cr_expect_eq(after.bytes, before.bytes);
+		cr_expect_eq(after.packets, before.packets);
+		cr_expect_eq(after.last_stamp, before.last_stamp);
+		cr_expect_eq(fx_dev_stats(&F).drops, 1);
+	}
+}
+
+/* The program's signals are the model's, packet for packet: the same
+ * overload with pauses (first signal, rising rate, reset, re-entry)
+ * through both, ECT and Not-ECT mixed; and a class within its rate, or
+ * with aqm off, never signals. */
+Test(prog, codel_identical_to_userspace_model)
+{
+	struct htb_class_conf uc;
+	struct htb_class_state us;
+	struct htb_env env = { .conf = &uc, .state = &us, .n = 1 };
+	struct htb_params p = { .now = T0, .horizon_ns = HTB_DEFAULT_HORIZON_NS };
+	struct run_in in = { .priority = PU_CLASSID(0) };
+	struct htb_class_state k;
+	int marks = 0;
+
+	cr_assert_eq(fx_codel_leaf(&F, 0, MBIT(10), true), 0);
+	uc = fx_conf(&F, 0);
+	us = fx_state(&F, 0);
+	srand(12);
+	for (int i = 0; i < 6000; i++) {
+		int v6 = rand() & 1, v;
+		unsigned ecn = rand() % 3;
+		struct htb_decision d;
+		struct run_out o = { 0 };
+		struct pkt pk;
+
+		/* 2 s of 2x overload, 300 ms within rate, repeated */
+		p.now += (i % 3000) < 2500 ? 400000 : 1000000;
+		cr_assert_eq(fx_clock(&F, p.now), 0);
+		codel_pkt(&pk, v6, ecn);
+		cr_assert_eq(fx_run(&F, &pk, &in, &o), 0);
+		p.ect = ecn != 0;
+		v = htb_schedule(&env, &uc, &p, pk.len, 0, &d);
+		cr_assert_eq(o.retval, v == HTB_DROP ? TC_ACT_SHOT_ : TC_ACT_OK_, "packet %d", i);
+		cr_assert_eq(pkt_ecn(o.head, v6), v == HTB_SEND_CE ? 3 : ecn, "packet %d", i);
+		marks += v == HTB_SEND_CE;
+		if (v != HTB_DROP)
+			cr_assert_eq(o.tstamp, d.tstamp, "packet %d", i);
+	}
+	k = fx_state(&F, 0);
+	cr_expect_eq(k.ecn_marks, us.ecn_marks);
+	cr_expect_eq(k.aqm_drops, us.aqm_drops);
+	cr_expect_eq(k.codel_count, us.codel_count);
+	cr_expect_eq(k.codel_drop_next, us.codel_drop_next);
+	cr_expect_eq(k.tokens, us.tokens);
+	cr_expect_eq(k.bytes, us.bytes);
+	cr_expect_gt(marks, 10);
+	cr_expect_gt(us.aqm_drops, 5);
+}
+
+/* Within its rate a class with CoDel sees no signal; above it with aqm
+ * off, nothing but the limit (and ECN bits untouched). */
+Test(prog, codel_quiet_within_rate_and_when_off)
+{
+	struct run_in in = { .priority = PU_CLASSID(0) };
+	struct htb_class_state k;
+	struct run_out o = { 0 };
+	struct pkt pk;
+	__u64 now = T0;
+
+	cr_assert_eq(fx_codel_leaf(&F, 0, MBIT(10), true), 0);
+	codel_pkt(&pk, 0, 2);
+	for (int i = 0; i < 3000; i++, now += 900000) {	/* 8.9 Mbit/s */
+		cr_assert_eq(fx_clock(&F, now), 0);
+		cr_assert_eq(fx_run(&F, &pk, &in, &o), 0);
+		cr_assert_eq(o.retval, TC_ACT_OK_);
+		cr_assert_eq(pkt_ecn(o.head, 0), 2);
+	}
+	k = fx_state(&F, 0);
+	cr_expect_eq(k.ecn_marks + k.aqm_drops, 0);
+
+	cr_assert_eq(fx_class(&F, 1, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, 10 * SEC), 0);
+	in.priority = PU_CLASSID(1);
+	for (int i = 0; i < 3000; i++, now += 400000) {	/* 2x, 1.2 s */
+		cr_assert_eq(fx_clock(&F, now), 0);
+		cr_assert_eq(fx_run(&F, &pk, &in, &o), 0);
+		cr_assert_eq(o.retval, TC_ACT_OK_);
+		cr_assert_eq(pkt_ecn(o.head, 0), 2);
+	}
+	k = fx_state(&F, 1);
+	cr_expect_eq(k.ecn_marks + k.aqm_drops + k.drops, 0);
+	cr_expect_eq(k.packets, 3000);
 }

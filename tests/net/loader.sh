@@ -23,6 +23,7 @@ setup() {
 	loader_tree 10mbit 1:20 9 > "$tmp/a.ini"
 	loader_tree 20mbit 1:40 19 > "$tmp/b.ini"
 	loader_tree 10mbit 1:20 9 2mbit > "$tmp/c.ini"
+	loader_tree 10mbit 1:20 9 | sed '/^\[class 1:10\]/a aqm = off' > "$tmp/d.ini"
 	{ ini device default=1:30; ini 'class 1:1' rate=bogus; } > "$tmp/bad.ini"
 	chmod 644 "$tmp"/*.ini
 }
@@ -117,7 +118,9 @@ test_show_text() {
 	grep -q '^class htb 1:10 parent 1:1 leaf prio 0 rate 10Mbit ceil 100Mbit burst' "$tmp/show.txt" &&
 	grep -q 'Sent [0-9]* bytes [0-9]* pkt (dropped 0, overlimits 0)' "$tmp/show.txt" &&
 	grep -q 'lended: [0-9]* borrowed: [0-9]* tokens: .* ctokens: ' "$tmp/show.txt" &&
-	grep -q '^ rate [0-9.]*[KMG]*bit [0-9]*pps' "$tmp/show.txt" ||
+	grep -q '^ rate [0-9.]*[KMG]*bit [0-9]*pps' "$tmp/show.txt" &&
+	grep -q 'limit 100ms aqm codel target 5ms interval 100ms ecn on$' "$tmp/show.txt" &&
+	grep -q '^ aqm: marked 0 dropped 0, queue delay [0-9.]*[mun]*s$' "$tmp/show.txt" ||
 		fail "$(head -12 "$tmp/show.txt" | tr '\n' '|')"
 }
 test_show_json() {
@@ -127,7 +130,10 @@ test_show_json() {
 		all(.[]; has("rate") and has("ceil") and has("burst") and has("cburst") and
 		has("prio") and has("quantum") and has("bytes") and has("packets") and
 		has("drops") and has("overlimits") and has("lends") and has("borrows") and
-		has("tokens") and has("ctokens") and has("current_rate"))' "$tmp/show.json" > /dev/null ||
+		has("tokens") and has("ctokens") and has("current_rate")) and
+		all(.[] | select(.leaf); .aqm == "codel" and .target == 5000000 and
+		.interval == 100000000 and .ecn == true and has("ecn_marks") and
+		has("aqm_drops") and has("queue_delay"))' "$tmp/show.json" > /dev/null ||
 		fail "$(head -c 300 "$tmp/show.json")"
 }
 # show samples the current rate while a ping runs in the background
@@ -190,6 +196,20 @@ test_counters_survive_reload() {
 	nb10=$(jclass 1:10 bytes) nb30=$(jclass 1:30 bytes)
 	[ "${nb10:-0}" -ge "${b10:-1}" ] && [ "${nb30:-0}" -ge "${b30:-1}" ] && [ "$b10" -gt 0 ] ||
 		fail "1:10 $b10 -> $nb10, 1:30 $b30 -> $nb30"
+}
+# an AQM setting is the class's conf, not its state: tokens and counters stay
+test_reload_aqm_off_keeps_state() {
+	local b10 t10 nb10
+	load_a
+	ping_rcv 20
+	b10=$(jclass 1:10 bytes) t10=$(jclass 1:10 t_c)
+	reload_to d || fail "reload: $(oneline "$tmp/reload.out")"
+	grep -q '4 classes (4 kept, 1 changed, 0 added, 0 removed)' "$tmp/reload.out" ||
+		fail "$(oneline "$tmp/reload.out")"
+	nb10=$(jclass 1:10 bytes)
+	[ "$(jclass 1:10 aqm)" = off ] && [ "$(jclass 1:10 t_c)" = "$t10" ] &&
+	[ "$nb10" = "$b10" ] && [ "$b10" -gt 0 ] ||
+		fail "1:10 aqm $(jclass 1:10 aqm), bytes $b10 -> $nb10, t_c $t10 -> $(jclass 1:10 t_c)"
 }
 test_changed_class_takes_new_rate() {
 	load_a

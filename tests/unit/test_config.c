@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "loader.h"
 
 /* Parses text; diagnostics land in *diag (caller frees). */
 static int parse(const char *text, struct htb_config *cfg, char **diag)
@@ -230,6 +231,64 @@ Test(defaults, device_and_class)
 	cr_assert_eq(cls(&cfg, 0x1000b)->prio, 7);
 	cr_assert_eq(cfg.dev.default_classid, 0x1000b);	/* bare minor, tc style */
 	cr_assert_eq(cfg.dev.default_idx, (__u32)config_find_class(&cfg, 0x1000b));
+	config_free(&cfg);
+}
+
+Test(defaults, aqm_device_and_class)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	parse_ok("[class 1:a]\nrate = 8mbit\n", &cfg);
+	c = &cfg.classes[0];
+	cr_assert(c->aqm.codel && c->aqm.ecn);
+	cr_assert_eq(c->aqm.target_ns, 5000000);
+	cr_assert_eq(c->aqm.interval_ns, 100000000);
+	config_free(&cfg);
+
+	parse_ok("[device]\naqm = off\ntarget = 1ms\necn = off\n"
+		 "[class 1:a]\nrate = 8mbit\naqm = codel\ninterval = 20ms\n"
+		 "[class 1:b]\nrate = 8mbit\n", &cfg);
+	c = cls(&cfg, 0x1000a);
+	cr_assert(c->aqm.codel && !c->aqm.ecn);
+	cr_assert_eq(c->aqm.target_ns, 1000000);	/* the device's */
+	cr_assert_eq(c->aqm.interval_ns, 20000000);	/* its own */
+	c = cls(&cfg, 0x1000b);
+	cr_assert(!c->aqm.codel);
+	cr_assert_eq(c->aqm.interval_ns, 100000000);
+	config_free(&cfg);
+}
+
+/* The loader's conf: AQM on leaves only, in the flags, for 300 leaves of
+ * two kinds (the plan's memo copies identical classes' confs). */
+Test(defaults, aqm_in_the_plan)
+{
+	char text[16384], *t = text;
+	struct htb_config cfg;
+	struct plan pl = { 0 };
+	__u32 *slot = calloc(301, sizeof(*slot));	/* the plan takes it */
+
+	t += sprintf(t, "[class 1:1]\nrate = 1gbit\n");
+	for (int i = 0; i < 300; i++)
+		t += sprintf(t, "[class 1:%x]\nparent = 1:1\nrate = 1mbit\n%s",
+			     0x100 + i, i % 2 ? "aqm = off\n" : "");
+	parse_ok(text, &cfg);
+	cr_assert_not_null(slot);
+	for (__u32 i = 0; i < cfg.nclasses; i++)
+		slot[i] = i;
+	cr_assert_eq(plan_build(&pl, &cfg, slot, cfg.nclasses, cfg.nclasses), 0);
+	for (__u32 i = 0; i < cfg.nclasses; i++) {
+		const struct htb_class_conf *k = &pl.conf[i];
+		bool want = cfg.classes[i].is_leaf && cfg.classes[i].aqm.codel;
+
+		cr_assert_eq(!!(k->flags & HTB_CONF_AQM), want, "class %u", i);
+		cr_assert(k->flags & HTB_CONF_ECN);
+		cr_assert_eq(k->target_ns, 5000000);
+		cr_assert_eq(k->mtu_ns, i ? 1514 * 8000ull : 1514 * 8ull,
+			     "1514 bytes at 1 Mbit/s (1 Gbit/s for 1:1)");
+		cr_assert_eq(k->classid, cfg.classes[i].classid);
+	}
+	plan_free(&pl);
 	config_free(&cfg);
 }
 
