@@ -373,8 +373,17 @@ HTB_INLINE __u32 htb_codel_rsqrt(__u32 count, __u32 y)
 {
 	__u64 y2, cy2, t;
 
-	if (count < 16)
-		return htb_rsqrt_q32[count];
+	if (count < 16) {
+		/* The mask, behind a barrier the compiler cannot see
+		 * through, bounds the index for 6.1's verifier: clang
+		 * indexes with count + 1 computed before the caller's
+		 * increment was checked, and 6.1 does not carry the check
+		 * over to that register ("R5 unbounded memory access"). */
+		__u32 i = count;
+
+		__asm__ __volatile__("" : "+r"(i));
+		return htb_rsqrt_q32[i & 15];
+	}
 	y2 = ((__u64)y * y) >> 32;
 	cy2 = (__u64)count * y2;
 	if (cy2 >= (3ull << 32))	/* y from a larger count: start over */
