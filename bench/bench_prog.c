@@ -33,8 +33,10 @@
  *   leaves for what the locks protect.
  * - "aqm": the leaf of a chain with CoDel off, on with a Not-ECT packet,
  *   and on with ecn and an ECT(0) packet (the program then reads the ECN
- *   field before the lock). Nothing queues, so CoDel takes its
- *   below-target path: what every packet of a class within its rate pays.
+ *   field before the lock), and a config's defaults (CoDel, ecn and
+ *   sparse flows on: the flow's hash and its flow_state lookup; the one
+ *   flow is sparse). Nothing queues, so CoDel takes its below-target
+ *   path: what every packet of a class within its rate pays.
  * - The verifier's work for both variants (verified insns, loaded size).
  */
 #define _GNU_SOURCE
@@ -331,12 +333,13 @@ static void table_share(const struct bench *bn, const struct baseline *b,
 				fx_close(&fd[i][mode][lease]);
 }
 
-/* CoDel on the chain's leaf, ecn on (the defaults of a config). */
-static void leaf_aqm(struct fx *f, __u32 leaf)
+/* CoDel on the chain's leaf, ecn on, flows as given (both on: the
+ * defaults of a config). */
+static void leaf_aqm(struct fx *f, __u32 leaf, bool flows)
 {
 	struct htb_class_conf c = fx_conf(f, leaf);
 
-	c.flags |= HTB_CONF_AQM | HTB_CONF_ECN;
+	c.flags |= HTB_CONF_AQM | HTB_CONF_ECN | (flows ? HTB_CONF_FLOWS : 0);
 	die_err(maps_put_conf(&f->maps, f->gen, f->cap, &leaf, &c, 1), "class_conf");
 }
 
@@ -344,9 +347,10 @@ static void leaf_aqm(struct fx *f, __u32 leaf)
 static void table_aqm(const struct bench *bn, const struct baseline *b,
 		      const struct pkt *p)
 {
-	enum { ND = 2, NV = 3 };
+	enum { ND = 2, NV = 4 };
 	static const int depths[ND] = { 1, 3 };
-	static const char *const vname[NV] = { "off", "codel, Not-ECT", "codel, ECT(0)" };
+	static const char *const vname[NV] = { "off", "codel, Not-ECT", "codel, ECT(0)",
+					       "codel + flows, Not-ECT" };
 	static struct fx fd[ND][NV];
 	struct bcase cs[1 + ND * NV];
 	struct pkt ect = *p;
@@ -361,7 +365,7 @@ static void table_aqm(const struct bench *bn, const struct baseline *b,
 			die_err(fx_open(&fd[i][v], 16), "load htbctl");
 			chain(&fd[i][v], depths[i], 0);
 			if (v)
-				leaf_aqm(&fd[i][v], leaf);
+				leaf_aqm(&fd[i][v], leaf, v == 3);
 			cs[n++] = (struct bcase){ .prog = fd[i][v].prog,
 				.in = { .priority = PU_CLASSID(leaf) },
 				.pkt = v == 2 ? &ect : NULL };

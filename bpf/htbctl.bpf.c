@@ -10,7 +10,7 @@
  *
  * Only helpers that Debian's 6.1 has are used: map lookups,
  * bpf_ktime_get_ns, bpf_skb_load_bytes, bpf_skb_cgroup_id, bpf_spin_lock,
- * bpf_skb_ecn_set_ce (5.2).
+ * bpf_skb_ecn_set_ce (5.2), bpf_get_hash_recalc (4.8).
  * Loops are plain bounded loops.
  */
 #include "vmlinux.h"
@@ -96,6 +96,15 @@ struct {
 	__type(value, struct htb_dev_stats);
 } dev_stats SEC(".maps");
 
+/* Sparse flows: one entry per flow of a leaf with flows on, the least
+ * recently used one evicted when full (sized by the loader: src/maps.c). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct htb_flow_key);
+	__type(value, struct htb_flow);
+} flow_state SEC(".maps");
+
 /* ---- the environment of include/htb_sched.h ---- */
 
 struct htb_env {
@@ -125,6 +134,14 @@ env_share(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_share, &idx);
 }
 
+static __always_inline struct htb_flow *
+env_flow(__u32 idx, __u32 hash)
+{
+	struct htb_flow_key k = { .slot = idx, .hash = hash };
+
+	return bpf_map_lookup_elem(&flow_state, &k);
+}
+
 /*
  * Load-time switch (.rodata, set through the skeleton before load; the
  * loader never sets it): the program without its bpf_spin_locks, only for
@@ -137,6 +154,8 @@ const volatile bool bench_no_lock = false;
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
 #define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
+#define HTB_ENV_HAS_FLOWS(env)	1
+#define HTB_ENV_FLOW(env, idx, hash)	env_flow(idx, hash)
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
 #define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 
@@ -427,6 +446,21 @@ leaf_conf(const struct htb_env *env, __u32 idx)
 	return c;
 }
 
+/* A flow's first packet: its state, added outside the leaf's lock (a
+ * helper may not run under it). Another CPU adding the same flow at the
+ * same moment keeps its own entry (BPF_NOEXIST). */
+static __always_inline void flow_add(__u32 idx, __u32 hash,
+				     const struct htb_decision *d)
+{
+	struct htb_flow_key k = { .slot = idx, .hash = hash };
+	struct htb_flow v = {
+		.last_stamp = d->tstamp,
+		.vfinish = d->vfinish,
+	};
+
+	bpf_map_update_elem(&flow_state, &k, &v, BPF_NOEXIST);
+}
+
 SEC("tc")
 int htb_egress(struct __sk_buff *skb)
 {
@@ -471,10 +505,14 @@ int htb_egress(struct __sk_buff *skb)
 	p.hysteresis = rt->hysteresis;
 	p.share = p.now < rt->share_until_ns;
 	p.ect = (conf->flags & AQM_ECN) == AQM_ECN ? is_ect(skb) : 0;
-	p.pad = 0;
+	/* fq's flow for local traffic is the socket, whose hash skb->hash
+	 * carries (sk_txhash); for forwarded traffic the packet's hash */
+	p.flow_hash = conf->flags & HTB_CONF_FLOWS ? bpf_get_hash_recalc(skb) : 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;
+	if (d.flow_new && (verdict == HTB_SEND || verdict == HTB_SEND_CE))
+		flow_add(conf->path[0], p.flow_hash, &d);
 	if (verdict == HTB_SEND_CE) {
 		/* decided under the leaf's lock, applied outside it: a helper
 		 * may not run while a lock is held */

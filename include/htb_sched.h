@@ -98,6 +98,29 @@
  * count as Linux does (count changes by one, so one step keeps it within
  * 0.2%); no floats, no loop, so the verifier sees a few straight lines.
  *
+ * Sparse flows. fq_codel serves a flow with nothing queued before the
+ * backlog of the others; here, in a leaf with flows on, a packet whose flow
+ * is sparse (htb_flow_end: at most one full frame ahead of now at the
+ * class's rate, this packet included, and none of it waiting behind the
+ * backlog) goes through the class's sparse lane instead of behind its
+ * queue, when that is sooner: a ping, a DNS query or an ACK stream in a
+ * busy class does not wait for the class's queue. It is still charged to
+ * every class on the path as usual, so the class's later packets move
+ * back by exactly its cost and the rate and ceil hold over any window
+ * longer than the class's queue. The lane bounds what such packets add in
+ * a shorter one: a clock in the leaf's state that sparse packets advance
+ * at a quarter of its rate; a packet leaves once that clock is at most a
+ * burst (two full frames at that rate) ahead of it, and never before
+ * max(now, its valid stamp, its flow's last stamp). So in any window of
+ * length W a leaf sends at most what its buckets allow plus
+ * min(rate * its queue, rate/4 * W + 2 * 1514 bytes). A flood of new
+ * flows leaves at the class's rate: a quarter of the buckets' refill
+ * through the lane, the rest behind the backlog, all charged. CoDel
+ * neither signals nor resets on a sparse packet (its delay says nothing of
+ * the queue). Flow state is one LRU map entry per flow (struct htb_flow),
+ * read and written under the leaf's lock, so a flow's stamps never
+ * decrease; a flow evicted from it looks new once.
+ *
  * Concurrency. Packets of one tree run on several CPUs at once and share
  * ancestors; no charge may be lost. Every class_state value has a
  * bpf_spin_lock. A BPF program may hold one lock at a time and may call
@@ -139,6 +162,8 @@
  *   HTB_ENV_CONF(env, idx)		const struct htb_class_conf * or NULL
  *   HTB_ENV_STATE(env, idx)		struct htb_class_state * or NULL
  *   HTB_ENV_SHARE(env, idx)		const struct htb_class_share * or NULL
+ *   HTB_ENV_HAS_FLOWS(env)		flow state kept (else flows count as off)
+ *   HTB_ENV_FLOW(env, idx, hash)	struct htb_flow * or NULL (a new flow)
  *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
  */
 #ifndef HTB_SCHED_H
@@ -153,11 +178,17 @@ struct htb_env {
 	const struct htb_class_conf *conf;
 	struct htb_class_state *state;
 	const struct htb_class_share *share;	/* NULL: no sharing loop */
-	__u32 n;
+	struct htb_flow *flows;	/* NULL: no flow state; else nflows entries,
+				 * a flow's at hash % nflows (the caller keeps
+				 * its hashes apart) */
+	__u32 n, nflows;
 };
 #define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
 #define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
 #define HTB_ENV_SHARE(env, idx)	((idx) < (env)->n && (env)->share ? &(env)->share[idx] : (void *)0)
+#define HTB_ENV_HAS_FLOWS(env)	((env)->flows != (void *)0)
+#define HTB_ENV_FLOW(env, idx, hash) \
+	((env)->nflows ? &(env)->flows[(hash) % (env)->nflows] : (void *)0)
 #define HTB_LOCK(st)		do { } while (0)
 #define HTB_UNLOCK(st)		do { } while (0)
 #endif
@@ -179,6 +210,10 @@ struct htb_decision {
 	__u64 tstamp;		/* departure time (HTB_SEND) */
 	__u32 level;		/* path index of the lender */
 	__u32 stale;		/* the incoming stamp was beyond the horizon */
+	__u32 sparse;		/* it left ahead of the backlog (sparse flow) */
+	__u32 flow_new;		/* flows on and the flow had no state: the
+				 * caller adds {tstamp, sparse ? vfinish : BULK} */
+	__u64 vfinish;		/* the flow's new vfinish (struct htb_flow) */
 };
 
 /* Settings read per packet from the runtime map. The BPF program passes
@@ -190,7 +225,7 @@ struct htb_params {
 	__u32 hysteresis;
 	__u32 share;		/* the sharing loop's lease runs: class_share counts */
 	__u32 ect;		/* the packet is ECT(0) or ECT(1): CE may replace a drop */
-	__u32 pad;
+	__u32 flow_hash;	/* the packet's flow (skb hash), for sparse flows */
 };
 
 /* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
@@ -504,10 +539,72 @@ struct htb_job {
 	__u32 len;		/* bytes charged */
 	__u32 idx;		/* class */
 	__s32 below;		/* levels down to the lender: > 0 borrow, 0 lend, < 0 rate */
-	__u32 pad;
+	__u32 flags;		/* out of the leaf step: HTB_JOB_* */
 	__u64 own_ts;		/* max(now, the packet's valid stamp): a later T is
 				 * the shaper's doing (shaped_until) */
+	__u64 vfinish;		/* out of the leaf step: the flow's, if sparse */
 };
+
+#define HTB_JOB_SPARSE		1u	/* left ahead of the backlog */
+#define HTB_JOB_FLOW_NEW	2u	/* flows on, no state for the flow yet */
+
+/* ---- Sparse flows ("Sparse flows" above) ---- */
+
+/* Where the flow's sparse packets end, at the class's rate, once this
+ * one of cost ns is added: now + what it has ahead + cost;
+ * HTB_FLOW_BULK while a packet of it waits behind the backlog. A new
+ * flow (no state) has nothing ahead. */
+HTB_INLINE __u64 htb_flow_end(const struct htb_flow *fl, __u64 now, __u64 cost)
+{
+	if (!fl)
+		return now + cost;
+	if (fl->vfinish == HTB_FLOW_BULK)
+		return fl->last_stamp > now ? HTB_FLOW_BULK : now + cost;
+	return HTB_MAX(fl->vfinish, now) + cost;
+}
+
+/* The lane's clock once it takes a packet costing lane ns there. */
+HTB_INLINE __u64 htb_lane_next(const struct htb_class_state *st, __u64 now,
+			       __u64 lane)
+{
+	return HTB_MAX(st->sparse_next, now) + lane;
+}
+
+/* When a packet may leave through the leaf's sparse lane (caller holds
+ * the leaf's lock), ~0 if its flow is not sparse: the flow has at most one
+ * full frame ahead with it (end, htb_flow_end); the lane, at a quarter of
+ * the rate, lets it go once its clock is at most its burst ahead (lane:
+ * the packet's cost there); never before floor (the packet's own valid
+ * stamp and its flow's last one). */
+HTB_INLINE __u64 htb_sparse_T(const struct htb_class_conf *c,
+			      const struct htb_class_state *st, __u64 now,
+			      __u64 end, __u64 lane, __u64 floor)
+{
+	__u64 burst = (HTB_SPARSE_BURST_PKTS * c->mtu_ns) << HTB_SPARSE_SHIFT;
+	__u64 next = htb_lane_next(st, now, lane), T = now;
+
+	if (end == HTB_FLOW_BULK || end - now > c->mtu_ns)
+		return ~0ull;
+	if (next > now + burst)
+		T = next - burst;	/* waits its turn in the lane */
+	return HTB_MAX(T, floor);
+}
+
+/* The flow's state after a packet leaving at T (caller holds the leaf's
+ * lock): vfinish end, or HTB_FLOW_BULK if it waits behind the backlog.
+ * Returns the new vfinish. */
+HTB_INLINE __u64 htb_flow_update(struct htb_flow *fl, __u64 T, __u64 end,
+				 int queued)
+{
+	__u64 v = queued ? HTB_FLOW_BULK : end;
+
+	if (fl) {
+		fl->vfinish = v;
+		if (T > fl->last_stamp)
+			fl->last_stamp = T;
+	}
+	return v;
+}
 
 HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 				__u32 idx, struct htb_ready *out)
@@ -547,10 +644,11 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_flow *fl = (void *)0;
 	struct htb_blimit bl;
 	struct htb_cost k;
-	__u64 limit, T;
-	int sig;
+	__u64 limit, T, lane = 0, end = 0;
+	int sig, flows;
 
 	if (!env || !p || !j)
 		return HTB_UNSHAPED;
@@ -560,9 +658,40 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 		return HTB_UNSHAPED;
 	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
 	T = j->T;
+	j->flags = 0;
 	htb_blimit_of(env, p, j->idx, &bl);
 	htb_cost_of(c, &bl, j->len, &k);
+	flows = (c->flags & HTB_CONF_FLOWS) && HTB_ENV_HAS_FLOWS(env);
+	if (flows) {
+		fl = HTB_ENV_FLOW(env, j->idx, p->flow_hash);
+		if (!fl)
+			j->flags |= HTB_JOB_FLOW_NEW;
+		lane = (k.r >> c->rate.shift) << HTB_SPARSE_SHIFT;
+	}
 	HTB_LOCK(st);
+	if (flows) {
+		__u64 fl_last = fl ? fl->last_stamp : 0, Ts;
+
+		end = htb_flow_end(fl, p->now, lane >> HTB_SPARSE_SHIFT);
+		Ts = htb_sparse_T(c, st, p->now, end, lane, HTB_MAX(fl_last, j->own_ts));
+		if (fl_last > T)
+			T = fl_last;
+		if (st->last_stamp > T)
+			T = st->last_stamp;
+		/* the lane if that is sooner than the backlog */
+		if (Ts < T) {
+			T = Ts;
+			st->sparse_next = htb_lane_next(st, p->now, lane);
+			st->sparse_packets++;
+			j->vfinish = htb_flow_update(fl, T, end, 0);
+			htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
+				   p->hysteresis);
+			HTB_UNLOCK(st);
+			j->flags |= HTB_JOB_SPARSE;
+			j->T = T;
+			return HTB_SEND;
+		}
+	}
 	if (st->last_stamp > T)
 		T = st->last_stamp;
 	if (T - p->now > limit) {
@@ -580,6 +709,8 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 	}
 	if (sig)
 		st->ecn_marks++;
+	if (flows)	/* queued unless it leaves at its own time */
+		j->vfinish = htb_flow_update(fl, T, end, T > j->own_ts);
 	st->last_stamp = T;
 	if (T > j->own_ts)
 		st->shaped_until = T;
@@ -635,6 +766,9 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	d->stale = 0;
 	d->level = 0;
 	d->tstamp = 0;
+	d->sparse = 0;
+	d->flow_new = 0;
+	d->vfinish = 0;
 	if (in_ts > now) {
 		if (in_ts - now <= p->horizon_ns)
 			floor = in_ts;
@@ -682,6 +816,9 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	verdict = htb_leaf_commit(env, p, &j);
 	d->tstamp = j.T;
 	d->level = level;
+	d->sparse = !!(j.flags & HTB_JOB_SPARSE);
+	d->flow_new = !!(j.flags & HTB_JOB_FLOW_NEW);
+	d->vfinish = j.vfinish;
 	if (verdict != HTB_SEND && verdict != HTB_SEND_CE)
 		return verdict;
 	for (k = 1; k < HTB_MAX_DEPTH; k++) {

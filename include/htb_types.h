@@ -86,6 +86,7 @@ struct htb_class_conf {
 #define HTB_CONF_LEAF	(1u << 1)
 #define HTB_CONF_AQM	(1u << 2)	/* CoDel on (leaves) */
 #define HTB_CONF_ECN	(1u << 3)	/* signal ECT packets with CE, not a drop */
+#define HTB_CONF_FLOWS	(1u << 4)	/* sparse flows ahead of the backlog (leaves) */
 
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.
@@ -132,7 +133,41 @@ struct htb_class_state {
 	__u32 codel_dropping;
 	__u64 ecn_marks;	/* CoDel signals given as CE on an ECT packet */
 	__u64 aqm_drops;	/* CoDel signals given as a drop (charged nothing) */
+	/* Sparse flows (HTB_CONF_FLOWS; htb_sched.h, "Sparse flows"): the
+	 * sparse lane's clock (a packet may take it while it lies less than
+	 * HTB_SPARSE_BURST ahead of now) and the packets that took it. */
+	__u64 sparse_next;
+	__u64 sparse_packets;
 };
+
+/*
+ * One flow of a leaf (fq's notion: the packet's hash, the socket's for
+ * local traffic), in the LRU map flow_state. Written under the leaf's lock
+ * only, so a flow's stamps never decrease. vfinish: when the flow's sparse
+ * packets would have left at the class's rate, one after the other (so
+ * vfinish - now is what it has ahead, as a time), HTB_FLOW_BULK once a
+ * packet of it queued behind the class's backlog (until last_stamp).
+ */
+struct htb_flow_key {
+	__u32 slot;		/* the leaf's class slot */
+	__u32 hash;
+};
+
+struct htb_flow {
+	__u64 last_stamp;	/* latest departure given to the flow */
+	__u64 vfinish;
+};
+
+#define HTB_FLOW_BULK		(~0ull)
+/* A flow with at most this ahead, at the class's rate, is sparse (one
+ * full frame, fq_codel's quantum and new-flow rule: conf.mtu_ns). */
+#define HTB_SPARSE_BYTES	HTB_CODEL_MTU
+/* The sparse lane runs at a quarter of the class's rate (shift 2), with a
+ * burst of two full packets at that rate: what sparse packets can add to
+ * the class's rate in a window shorter than its queue (docs/DESIGN.md,
+ * "Sparse flows"). */
+#define HTB_SPARSE_SHIFT	2
+#define HTB_SPARSE_BURST_PKTS	2
 
 /*
  * What a leaf may borrow, set by the sharing loop (`htbctl daemon`,

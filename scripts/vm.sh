@@ -39,7 +39,7 @@ VM_CLOCK=${VM_CLOCK:-tsc}
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
 # module that may be built in or absent (sch_mq is built in on Debian 6.1).
 base_modules=(virtio_pci 9pnet_virtio 9p)
-net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq')
+net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq' sch_codel sch_fq_codel sch_cake)
 
 die() { echo "vm.sh: $*" >&2; exit 125; }
 log() { echo "vm.sh: $*" >&2; }

@@ -52,6 +52,7 @@
 struct config_aqm {
 	bool codel;		/* aqm = codel (default) or off */
 	bool ecn;		/* the signal: CE on ECT packets (default), else drop */
+	bool flows;		/* sparse flows ahead of the backlog (default on) */
 	__u64 target_ns;	/* default 5 ms */
 	__u64 interval_ns;	/* default 100 ms, at most CONFIG_INTERVAL_MAX_NS */
 };

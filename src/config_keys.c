@@ -13,7 +13,8 @@
 /* The AQM keys of both sections, from base (DK_AQM, CK_AQM) on. */
 #define AQM_KEY_NAMES(base)						\
 	[(base) + AK_AQM] = "aqm", [(base) + AK_TARGET] = "target",	\
-	[(base) + AK_INTERVAL] = "interval", [(base) + AK_ECN] = "ecn"
+	[(base) + AK_INTERVAL] = "interval", [(base) + AK_ECN] = "ecn",	\
+	[(base) + AK_FLOWS] = "flows"
 
 static const char *const dev_keys[DK_MAX] = {
 	[DK_DEFAULT] = "default", [DK_HYSTERESIS] = "hysteresis",
@@ -122,8 +123,8 @@ static bool val_choice(struct cfg_parse *ps, unsigned line, const char *key,
 	return false;
 }
 
-/* aqm, target, interval, ecn: the same in [device] (the default) and
- * [class]. The interval's cap is the control law's fixed point
+/* aqm, target, interval, ecn, flows: the same in [device] (the default)
+ * and [class]. The interval's cap is the control law's fixed point
  * (include/htb_types.h HTB_CODEL_INTERVAL_MAX); target < interval is a
  * check of the resolved pair (config_resolve.c). */
 static void aqm_key(struct cfg_parse *ps, unsigned line, int k, const char *key,
@@ -147,6 +148,9 @@ static void aqm_key(struct cfg_parse *ps, unsigned line, int k, const char *key,
 		break;
 	case AK_ECN:
 		val_choice(ps, line, key, v, "on", "off", &a->ecn);
+		break;
+	case AK_FLOWS:
+		val_choice(ps, line, key, v, "on", "off", &a->flows);
 		break;
 	}
 }

@@ -77,6 +77,7 @@ static void print_class(struct printer *p, const struct htb_config *cfg,
 		.burst = c->burst, .cburst = c->cburst,
 		.quantum = c->quantum, .limit_ns = c->limit_ns,
 		.leaf = c->is_leaf, .codel = c->aqm.codel, .ecn = c->aqm.ecn,
+		.flows = c->aqm.flows,
 		.target_ns = c->aqm.target_ns, .interval_ns = c->aqm.interval_ns,
 	});
 	print_text(p, "\n");
@@ -110,6 +111,7 @@ int config_print(const struct htb_config *cfg, struct printer *p)
 	print_time(p, "target", " target %s", d->aqm.target_ns);
 	print_time(p, "interval", " interval %s", d->aqm.interval_ns);
 	print_bool(p, "ecn", " ecn %s", d->aqm.ecn);
+	print_bool(p, "flows", " flows %s", d->aqm.flows);
 	print_open_array(p, "mark_masks");
 	for (__u32 i = 0; i < cfg->nmasks; i++)
 		print_u64(p, NULL, NULL, cfg->mark_masks[i]);

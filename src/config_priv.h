@@ -30,7 +30,7 @@ const char *cfg_suggest(const char *word, const char *const *cands, size_t n);
 
 /* The AQM keys, in both sections (a [device] one is the classes'
  * default): each section's enum has them at the same offset. */
-enum aqm_key { AK_AQM, AK_TARGET, AK_INTERVAL, AK_ECN, AK_MAX };
+enum aqm_key { AK_AQM, AK_TARGET, AK_INTERVAL, AK_ECN, AK_FLOWS, AK_MAX };
 
 enum dev_key {
 	DK_DEFAULT, DK_HYSTERESIS, DK_R2Q, DK_LIMIT, DK_OVERHEAD, DK_MPU,

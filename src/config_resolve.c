@@ -210,13 +210,14 @@ static void resolve_aqm(struct cfg_parse *ps, const struct raw_class *r,
 
 	c->aqm.codel = kl[AK_AQM] ? r->aqm.codel : d->codel;
 	c->aqm.ecn = kl[AK_ECN] ? r->aqm.ecn : d->ecn;
+	c->aqm.flows = kl[AK_FLOWS] ? r->aqm.flows : d->flows;
 	c->aqm.target_ns = kl[AK_TARGET] ? r->aqm.target_ns : d->target_ns;
 	c->aqm.interval_ns = kl[AK_INTERVAL] ? r->aqm.interval_ns : d->interval_ns;
 	config_sprint_classid(c->classid, a, sizeof(a));
 	for (int k = 0; k < AK_MAX && !c->is_leaf; k++)
 		if (kl[k]) {
 			cfg_warn(&ps->diag, kl[k],
-				 "AQM keys of class %s have no effect: CoDel runs in leaf classes (set them on the leaves or in [device])",
+				 "AQM and flows keys of class %s have no effect: they act in leaf classes (set them on the leaves or in [device])",
 				 a);
 			break;
 		}

@@ -282,6 +282,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		cp.quantum = cc->quantum;
 		cp.aqm = cc->is_leaf && cc->aqm.codel;	/* a leaf's queue */
 		cp.ecn = cc->aqm.ecn;
+		cp.flows = cc->is_leaf && cc->aqm.flows;
 		cp.target_ns = cc->aqm.target_ns;
 		cp.interval_ns = cc->aqm.interval_ns;
 		rc = conf_memo(tab, tabsz, &memo_off, &cp, &p->conf[slot[i]], &reuse);

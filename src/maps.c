@@ -18,6 +18,7 @@ static const char *const names[M_NMAPS] = {
 	[M_CONF] = "class_conf", [M_STATE] = "class_state",
 	[M_RUNTIME] = "runtime", [M_TREE] = "tree_conf",
 	[M_DEVSTATS] = "dev_stats", [M_SHARE] = "class_share",
+	[M_FLOWS] = "flow_state",
 	HTB_CLASSIFIERS(CLS_NAME_)
 };
 #undef CLS_NAME_
@@ -45,6 +46,21 @@ static __u32 cls_capacity(__u64 nkeys)
 	return (__u32)c;
 }
 
+/* Entries of flow_state for cap class slots: 16 flows a slot, at least
+ * 4096 and at most 2^20 (about 80 MB of kernel memory at 80 bytes an LRU
+ * entry). A full map evicts its least recently used flow, which then
+ * looks new once: its next packet may take the sparse lane. */
+static __u32 flows_capacity(__u32 cap)
+{
+	__u64 c = 16ull * cap;
+
+	if (c < 4096)
+		c = 4096;
+	if (c > (1u << 20))
+		c = 1u << 20;
+	return (__u32)c;
+}
+
 /* The skeleton's maps by map_id: typed access, no lookup by name. */
 static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 {
@@ -54,6 +70,7 @@ static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 	out[M_TREE] = skel->maps.tree_conf;
 	out[M_DEVSTATS] = skel->maps.dev_stats;
 	out[M_SHARE] = skel->maps.class_share;
+	out[M_FLOWS] = skel->maps.flow_state;
 #define CLS_SKEL_(id, nm, ktype, mtype, mflags, bit)	\
 	out[M_CLS + HTB_CLS_##id] = skel->maps.nm;
 	HTB_CLASSIFIERS(CLS_SKEL_)
@@ -69,6 +86,7 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
 	rc |= bpf_map__set_max_entries(map[M_CONF], 2 * cap);	/* two generations */
 	rc |= bpf_map__set_max_entries(map[M_STATE], cap);
 	rc |= bpf_map__set_max_entries(map[M_SHARE], cap);
+	rc |= bpf_map__set_max_entries(map[M_FLOWS], flows_capacity(cap));
 	/* cls_prio has an entry per leaf: as many as there are slots */
 	rc |= bpf_map__set_max_entries(map[M_CLS + HTB_CLS_PRIO], cap);
 	for (int c = 0; c < HTB_NCLS; c++)

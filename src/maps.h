@@ -17,7 +17,7 @@
 struct htbctl_bpf;
 
 enum map_id {
-	M_CONF, M_STATE, M_RUNTIME, M_TREE, M_DEVSTATS, M_SHARE,
+	M_CONF, M_STATE, M_RUNTIME, M_TREE, M_DEVSTATS, M_SHARE, M_FLOWS,
 	M_CLS,				/* M_CLS + enum htb_cls: classifier maps */
 	M_NMAPS = M_CLS + HTB_NCLS
 };

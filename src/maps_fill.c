@@ -41,7 +41,8 @@ int htb_conf_from_params(const struct htb_class_params *p,
 	c->prio = p->prio;
 	c->quantum = p->quantum;
 	c->flags = HTB_CONF_VALID | (p->leaf ? HTB_CONF_LEAF : 0) |
-		   (p->aqm ? HTB_CONF_AQM : 0) | (p->ecn ? HTB_CONF_ECN : 0);
+		   (p->aqm ? HTB_CONF_AQM : 0) | (p->ecn ? HTB_CONF_ECN : 0) |
+		   (p->flows ? HTB_CONF_FLOWS : 0);
 	c->target_ns = p->target_ns ? p->target_ns : HTB_CODEL_TARGET_NS;
 	c->interval_ns = p->interval_ns ? p->interval_ns : HTB_CODEL_INTERVAL_NS;
 	if (c->interval_ns > HTB_CODEL_INTERVAL_MAX)

@@ -32,6 +32,7 @@ struct htb_class_params {
 	__u32 quantum;
 	bool aqm;			/* CoDel on the leaf's scheduled delay */
 	bool ecn;			/* its signal: CE on ECT packets, not a drop */
+	bool flows;			/* sparse flows ahead of the backlog */
 	__u64 target_ns;		/* 0: HTB_CODEL_TARGET_NS */
 	__u64 interval_ns;		/* 0: HTB_CODEL_INTERVAL_NS; capped at
 					 * HTB_CODEL_INTERVAL_MAX */

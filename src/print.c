@@ -284,11 +284,12 @@ void print_class_settings(struct printer *p, const struct print_class_settings *
 	if (!s->leaf)
 		return;		/* CoDel runs in leaves only */
 	print_string(p, "aqm", " aqm %s", s->codel ? "codel" : "off");
-	if (!s->codel)
-		return;
-	print_time(p, "target", " target %s", s->target_ns);
-	print_time(p, "interval", " interval %s", s->interval_ns);
-	print_bool(p, "ecn", " ecn %s", s->ecn);
+	if (s->codel) {
+		print_time(p, "target", " target %s", s->target_ns);
+		print_time(p, "interval", " interval %s", s->interval_ns);
+		print_bool(p, "ecn", " ecn %s", s->ecn);
+	}
+	print_bool(p, "flows", " flows %s", s->flows);
 }
 
 void print_text(struct printer *p, const char *fmt, ...)

@@ -59,12 +59,12 @@ void print_time(struct printer *p, const char *key, const char *fmt, __u64 ns);
  * alike: " prio P rate R ceil C burst B cburst B quantum Q limit L" in
  * text, the keys prio, rate, ceil, burst, cburst, quantum, limit in JSON
  * (bytes/s, bytes, ns); a leaf's AQM after them (" aqm codel target T
- * interval I ecn on" or " aqm off"; aqm "codel"/"off", target, interval,
- * ecn).
+ * interval I ecn on" or " aqm off", then " flows on|off"; aqm
+ * "codel"/"off", target, interval, ecn, flows).
  */
 struct print_class_settings {
 	__u64 prio, rate, ceil, burst, cburst, quantum, limit_ns;
-	bool leaf, codel, ecn;
+	bool leaf, codel, ecn, flows;
 	__u64 target_ns, interval_ns;
 };
 void print_class_settings(struct printer *p, const struct print_class_settings *s);

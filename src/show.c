@@ -125,6 +125,7 @@ static void print_aqm(struct printer *p, const struct htb_class_state *s, __u64 
 	print_u64(p, "aqm_drops", " dropped %llu", s->aqm_drops);
 	print_time(p, "queue_delay", ", queue delay %s",
 		   s->last_stamp > now ? s->last_stamp - now : 0);
+	print_u64(p, "sparse_packets", ", sparse %llu pkt", s->sparse_packets);
 }
 
 static void print_class(struct printer *p, const struct htb_class_conf *c,
@@ -158,7 +159,8 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 		.cburst = bucket_bytes(c->cbuffer, c->ceil.rate_Bps),
 		.quantum = c->quantum, .limit_ns = c->limit_ns,
 		.leaf = c->flags & HTB_CONF_LEAF, .codel = c->flags & HTB_CONF_AQM,
-		.ecn = c->flags & HTB_CONF_ECN, .target_ns = c->target_ns,
+		.ecn = c->flags & HTB_CONF_ECN, .flows = c->flags & HTB_CONF_FLOWS,
+		.target_ns = c->target_ns,
 		.interval_ns = c->interval_ns,
 	});
 	print_u64(p, "bytes", "\n Sent %llu bytes", s2->bytes);

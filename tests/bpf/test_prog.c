@@ -1182,3 +1182,105 @@ Test(prog, codel_quiet_within_rate_and_when_off)
 	cr_expect_eq(k.ecn_marks + k.aqm_drops + k.drops, 0);
 	cr_expect_eq(k.packets, 3000);
 }
+
+/* ---- Sparse flows (include/htb_sched.h, "Sparse flows") ---- */
+
+/* A UDP packet of len bytes (on the wire) from sport: its own flow. */
+static void flow_pkt(struct pkt *pk, __u16 sport, __u32 len)
+{
+	struct pkt_spec s = {
+		.proto = IPPROTO_UDP, .sport = sport, .dport = 6000,
+		.src = "198.18.0.1", .dst = "198.18.1.1", .payload = len - 42,
+	};
+
+	pkt_build(pk, &s);
+}
+
+/* A fresh program, leaf 0 at 10 Mbit/s with flows on (aqm off, 100 ms
+ * limit). */
+static void flows_leaf(void)
+{
+	struct htb_class_params p = {
+		.rate_Bps = MBIT(10), .burst = 1500, .cburst = 1500,
+		.limit_ns = 100 * MS, .flows = true,
+	};
+
+	fx_close(&F);
+	cr_assert_eq(fx_open(&F, 0), 0);
+	cr_assert_eq(fx_class_p(&F, 0, HTB_NO_CLASS, &p), 0);
+}
+
+static struct run_out flow_send(__u16 sport, __u32 len, __u64 now)
+{
+	struct run_in in = { .priority = PU_CLASSID(0) };
+	struct run_out o = { .retval = -1 };
+	struct pkt pk;
+
+	flow_pkt(&pk, sport, len);
+	cr_assert_eq(fx_clock(&F, now), 0);
+	cr_assert_eq(fx_run(&F, &pk, &in, &o), 0);
+	return o;
+}
+
+/* A bulk flow keeps 80 ms queued; a small packet of another flow leaves
+ * at once, the bulk's next one moves back by its cost, and both flows have
+ * their entry in flow_state. */
+Test(prog, sparse_flow_leaves_ahead_of_the_bulk)
+{
+	struct run_out o;
+	__u64 now = T0, last = 0, cost;
+	struct htb_flow_key k, next;
+	int entries = 0;
+
+	flows_leaf();
+	for (int i = 0; i < 200; i++, now += 400000) {	/* 1000 B each 0.4 ms: 2x */
+		o = flow_send(5000, 1000, now);
+		cr_assert_eq(o.retval, TC_ACT_OK_);
+		last = o.tstamp;
+	}
+	cr_assert_gt(last, now + 70 * MS, "no queue: %llu ms", (last - now) / MS);
+	o = flow_send(5001, 100, now);
+	cr_assert_eq(o.retval, TC_ACT_OK_);
+	cr_expect_eq(o.tstamp, now, "the small flow's packet %lld ns from now",
+		     (long long)(o.tstamp - now));
+	o = flow_send(5000, 1000, now + 1);
+	cr_assert_eq(o.retval, TC_ACT_OK_);
+	cost = (100 + 1000) * SEC / MBIT(10);
+	cr_expect(o.tstamp >= last + cost - 2 && o.tstamp <= last + cost + 2,
+		  "the bulk moved back %llu ns, its own and the small packet's cost %llu",
+		  o.tstamp - last, cost);
+	cr_expect_leq(fx_state(&F, 0).sparse_packets, 3);
+	cr_expect_geq(fx_state(&F, 0).sparse_packets, 2);
+	for (int err = bpf_map_get_next_key(bpf_map__fd(F.skel->maps.flow_state), NULL, &next);
+	     !err; err = bpf_map_get_next_key(bpf_map__fd(F.skel->maps.flow_state), &k, &next)) {
+		cr_expect_eq(next.slot, 0);
+		k = next;
+		entries++;
+	}
+	cr_expect_eq(entries, 2, "flow_state holds %d flows, 2 sent", entries);
+}
+
+/* 30,000 one-packet flows at three times the rate: what leaves from the
+ * first second on (by stamp) is the class's rate within 2%. */
+Test(prog, a_flood_of_new_flows_leaves_at_the_class_rate, .timeout = 120)
+{
+	static __u64 ts[30000];
+	__u64 now = T0, gap = 1000 * SEC / (3 * MBIT(10)), bytes = 0, got;
+	struct run_out o;
+	int sent = 0;
+
+	flows_leaf();
+	for (int i = 0; i < 30000; i++, now += gap) {
+		o = flow_send((__u16)(1024 + i), 1000, now);
+		ts[i] = o.retval == TC_ACT_OK_ ? o.tstamp : 0;
+		sent += o.retval == TC_ACT_OK_;
+	}
+	for (int i = 0; i < 30000; i++)
+		if (ts[i] >= T0 + SEC && ts[i] < now)
+			bytes += 1000;
+	got = bytes * SEC / (now - T0 - SEC);
+	cr_expect(got >= MBIT(10) * 98 / 100 && got <= MBIT(10) * 102 / 100,
+		  "%llu bytes/s left (rate %llu), %d of 30000 sent, %llu sparse",
+		  got, MBIT(10), sent, fx_state(&F, 0).sparse_packets);
+	cr_expect_gt(fx_state(&F, 0).sparse_packets, 1000);
+}

@@ -166,9 +166,10 @@ load_htbctl() {
 	in_snd "$HTBCTL" load dev "$SND_IF" config "$conf" "$@"
 }
 
-# Prints the tc -batch lines for kernel HTB + u32 filters equal to config.
-htb_tc_batch() {	# config dev
-	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r --arg dev "$2" '
+# Prints the tc -batch lines for kernel HTB + u32 filters equal to config,
+# and a qdisc on each leaf class when LEAF (tc's words for it) is given.
+htb_tc_batch() {	# config dev [leaf]
+	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r --arg dev "$2" --arg leaf "${3:-}" '
 	def minor: split(":")[1];
 	"qdisc add dev \($dev) root handle 1: htb r2q \(.device.r2q)" +
 	  (if .device.default then " default \(.device.default | minor)" else "" end),
@@ -176,6 +177,10 @@ htb_tc_batch() {	# config dev
 	  "class add dev \($dev) parent \(.parent // "1:") classid \(.classid) htb" +
 	  " rate \(.rate * 8)bit ceil \(.ceil * 8)bit burst \(.burst)b cburst \(.cburst)b" +
 	  " prio \(.prio) quantum \(.quantum)"),
+	(if $leaf == "" then empty else
+	  .classes as $all | .classes[] |
+	  select(.classid as $id | [$all[] | select(.parent == $id)] | length == 0) |
+	  "qdisc add dev \($dev) parent \(.classid) \($leaf)" end),
 	(.classes[] | . as $c | .matches[] |
 	  "filter add dev \($dev) parent 1: protocol ip prio 1 u32" +
 	  (if .proto == "udp" then " match ip protocol 17 0xff"
@@ -189,10 +194,14 @@ htb_tc_batch() {	# config dev
 	  " flowid \($c.classid)")'
 }
 
-shape_kernel_htb() {	# config
-	local batch
+# shape_kernel_htb CONFIG [LEAF QDISC...]: kernel HTB on the config's tree,
+# each leaf class with the given qdisc (e.g. fq_codel; HTB's default leaf,
+# a pfifo, without).
+shape_kernel_htb() {	# config [leaf qdisc words]
+	local batch conf=$1
+	shift
 	batch=$(mktemp)
-	htb_tc_batch "$1" "$SND_IF" > "$batch" || { rm -f "$batch"; return 1; }
+	htb_tc_batch "$conf" "$SND_IF" "$*" > "$batch" || { rm -f "$batch"; return 1; }
 	in_snd tc -batch "$batch"
 	local rc=$?
 	rm -f "$batch"
@@ -336,6 +345,15 @@ percentiles() {
 			i = int(NR * p[k] / 100 + 0.5); if (i < 1) i = 1
 			printf "%s%s", (k > 1 ? " " : ""), (NR ? sprintf("%.3f", v[i]) : "nan") }
 		      print "" }'
+}
+
+# RTTs of tsprobe ping's "SEQ SEND SCHED RECV" lines -> "net_p50 net_p99
+# net_max ping_p50 ping_p99 ping_max lost" (ms): the network's round trip
+# from the TX_SCHED stamp, and ping(8)'s from before sendto.
+rtt_stats() {	# file
+	echo "$(awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$1" | percentiles 50 99 100)" \
+	     "$(awk '$4 > 0 { printf "%.6f\n", ($4 - $2) / 1e6 }' "$1" | percentiles 50 99 100)" \
+	     "$(awk '$4 == 0' "$1" | wc -l)"
 }
 
 # Relative error of measured against expected, in percent (signed).

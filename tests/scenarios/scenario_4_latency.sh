@@ -39,14 +39,6 @@ write_conf "$inclass"
 PINGS=1600 GAP_US=5000
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 
-# RTTs of tsprobe's "SEQ SEND SCHED RECV" lines -> "net_p50 net_p99
-# net_max ping_p50 ping_p99 ping_max lost" (ms)
-rtt_stats() {	# file
-	echo "$(awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$1" | percentiles 50 99 100)" \
-	     "$(awk '$4 > 0 { printf "%.6f\n", ($4 - $2) / 1e6 }' "$1" | percentiles 50 99 100)" \
-	     "$(awk '$4 == 0' "$1" | wc -l)"
-}
-
 # Both pairs shaped with config: four uploads on each, then pings on both
 # at once, appended to $dir/htbctl.ping and $dir/htb.ping (kept in
 # $RESULTS as scenario4.PLACEMENT.SHAPER.ping).

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Scenario 10 (seed 004, issue 12): latency inside a busy class. Two TCP
+# uploads saturate a 20 Mbit/s class and a ping every 10 ms runs in the
+# same class. htbctl and kernel HTB side by side on one probe schedule, as
+# scenario 4 does (two veth pairs, request N of both probes at the same
+# instant), in five rounds:
+#   fifo       htbctl aqm=off flows=off      HTB, pfifo leaves (its default)
+#   codel      htbctl aqm=codel flows=off    HTB, codel leaves (one queue)
+#   defaults   htbctl (codel, flows on)      HTB, fq_codel leaves
+#   ecn        the same, ECN TCP senders     HTB, cake leaves, ECN senders
+#   own        defaults, the ping in its own class (prio 0), for reference
+# Reported: the network RTT (tsprobe, from the TX_SCHED stamp) p50/p99/max,
+# TCP goodput and retransmissions, the class's CE marks and AQM drops
+# (+ limit drops).
+# Pass, for htbctl: with CoDel alone the in-class p99 under 10 ms; with the
+# defaults within 2 ms of the own-class p99 and no worse than HTB +
+# fq_codel's; goodput at least 95% of the ideal in every AQM round; with
+# ECN senders no AQM drop and some marks.
+# Then a UDP flood at twice a 10 Mbit/s class's rate beside a TCP class of
+# 10 Mbit/s, under CoDel (htbctl alone): the flood's class delivers its
+# rate within 5%, CoDel drops, the TCP class keeps 95% of its share.
+. "$(dirname "$0")/../lib/shaping.sh"
+scenario_begin scenario10 s10c s10k
+
+dir=$work/r
+mkdir "$dir"
+PINGS=800 GAP_US=10000 SECS=12
+TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
+# 20 Mbit/s less the pings' 98-byte frames every 10 ms, as TCP payload
+# (MSS 1448 in 1514-byte frames with timestamps)
+ideal=$(awk 'BEGIN { printf "%.0f", (20e6 - 98 * 8 * 100) * 1448 / 1514 }')
+
+# The tree of every round; KEYS go to [device] (aqm=..., flows=...).
+# The ping is in 1:20 with the uploads unless it carries mark 0x10.
+write_conf() {	# file keys...
+	local f=$1
+	shift
+	{ ini device default=1:20 "$@"
+	  ini 'class 1:1' rate=20mbit
+	  ini 'class 1:10' parent=1:1 rate=5mbit ceil=20mbit prio=0 'match=mark 0x10'
+	  ini 'class 1:20' parent=1:1 rate=15mbit ceil=20mbit prio=1 'match=tcp dport 5201'; } > "$f"
+}
+
+# "ecn_marks aqm_drops limit_drops" of htbctl's class 1:20
+htbctl_signals() {
+	in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 |
+		jq -r '.classes[] | select(.class == "1:20") | "\(.ecn_marks) \(.aqm_drops) \(.drops)"'
+}
+# the same of kernel HTB's leaf qdisc on 1:20 (pfifo has no marks)
+htb_signals() {
+	in_snd tc -s -j qdisc show dev "$SND_IF" |
+		jq -r '.[] | select(.parent == "1:20") |
+			"\([.. | objects | .ecn_mark? // empty] | add // 0) - \(.drops)"'
+}
+
+# One round: both pairs shaped, two uploads on each, then the pings on
+# both at once. Leaves $dir/ROUND.PAIR.{ping,flows,signals}.
+round() {	# name keys leaf-qdisc ecn(0|1) ping-mark
+	local name=$1 keys=$2 leaf=$3 ecn=$4 mark=$5 p
+	write_conf "$work/$name.ini" ${keys//,/ }
+	topo_use s10c
+	shape_htbctl "$work/$name.ini" > /dev/null || { fail "scenario10 $name: htbctl setup failed"; return 1; }
+	topo_use s10k
+	shape_kernel_htb "$work/$name.ini" $leaf || { fail "scenario10 $name: kernel HTB setup failed"; return 1; }
+	for p in s10c s10k; do
+		topo_use $p
+		in_snd sysctl -qw net.ipv4.tcp_ecn=$ecn
+		run_flows $SECS "5201:tcp:0:128K:2" > "$dir/$name.$p.flows" &
+	done
+	sleep 2.5
+	export TSPROBE_START_NS=$(($(date +%s%N) + 500000000))
+	for p in s10c s10k; do
+		topo_use $p
+		in_snd timeout 30 "$TP" ping "$RCV_IP4" $PINGS $GAP_US $mark > "$dir/$name.$p.ping" &
+	done
+	wait
+	unset TSPROBE_START_NS
+	topo_use s10c
+	htbctl_signals > "$dir/$name.s10c.signals"
+	unshape_htbctl
+	topo_use s10k
+	htb_signals > "$dir/$name.s10k.signals"
+	unshape_kernel_htb
+	for p in s10c s10k; do
+		cp "$dir/$name.$p.ping" "$RESULTS/scenario10.$name.$p.ping"
+	done
+}
+
+# name, htbctl's [device] keys, kernel HTB's leaf, the senders'
+# net.ipv4.tcp_ecn, the ping's mark (0x10: its own class)
+rounds=(
+	"fifo aqm=off,flows=off - 0 0"
+	"codel aqm=codel,flows=off codel 0 0"
+	"defaults - fq_codel 0 0"
+	"ecn - cake,besteffort 1 0"
+	"own - fq_codel 0 0x10"
+)
+declare -A p99 res
+ok=1
+row() { printf '%-9s %-22s %8s %8s %8s %8s %6s %6s %7s\n' "$@"; }
+row round shaper net_p50 net_p99 net_max goodput retr marks drops
+for r in "${rounds[@]}"; do
+	read -r name keys leaf ecn mark <<<"$r"
+	[ "$keys" = - ] && keys=
+	leaf=${leaf//,/ }
+	[ "$leaf" = - ] && leaf=
+	step "round $name: htbctl ${keys:-defaults}, kernel HTB leaf ${leaf:-pfifo}, ECN $ecn, ping mark $mark"
+	round "$name" "$keys" "$leaf" "$ecn" "$mark" || { ok=0; continue; }
+	read -r a50 a99 amax _ _ _ al <<<"$(rtt_stats "$dir/$name.s10c.ping")"
+	read -r h50 h99 hmax _ _ _ hl <<<"$(rtt_stats "$dir/$name.s10k.ping")"
+	read -r _ abps aretr < "$dir/$name.s10c.flows"
+	read -r _ hbps hretr < "$dir/$name.s10k.flows"
+	read -r amarks adrops alimit < "$dir/$name.s10c.signals"
+	read -r hmarks _ hdrops < "$dir/$name.s10k.signals"
+	p99[$name]=$a99 p99[htb.$name]=$h99
+	row "$name" "htbctl ${keys:-defaults}" "$a50" "$a99" "$amax" "$(mbit "${abps:-0}")" "$aretr" "$amarks" "$adrops+$alimit"
+	row "$name" "htb ${leaf:-pfifo}" "$h50" "$h99" "$hmax" "$(mbit "${hbps:-0}")" "$hretr" "$hmarks" "$hdrops"
+	plot_row "$name ping p99" "-" "$a99" "$h99"
+	res[$name]="goodput $(mbit "${abps:-0}")/$(mbit "${hbps:-0}") retr $aretr/$hretr marks $amarks/$hmarks drops $adrops+$alimit/$hdrops lost $al/$hl"
+	res[$name.gp]=${abps:-0} res[$name.marks]=${amarks:-0} res[$name.drops]=${adrops:-1}
+	res[$name.line]="$a50 / $a99 / $amax|$h50 / $h99 / $hmax|${leaf:-pfifo}"
+done
+
+# verdict NAME EXPECTED WHY...: one summary row for a round
+verdict() {
+	local name=$1 exp=$2 why=$3 v=PASS line=${res[$1.line]:-}
+	[ -n "$line" ] || return 0
+	IFS='|' read -r a h leaf <<<"$line"
+	[ -z "$why" ] || { v=FAIL ok=0; fail "scenario10 $name: $why"; }
+	[ "$exp" = "(report)" ] && v=INFO
+	summary_row scenario10 "in-class ping, $name | ${leaf%% *}: net RTT p50/p99/max ms (${res[$name]})" \
+		"$exp" "$a" "$h" "-" $v
+}
+goodput_why() {	# name
+	awk -v g="${res[$1.gp]:-0}" -v i="$ideal" 'BEGIN { exit !(g >= 0.95 * i) }' ||
+		echo "goodput $(mbit "${res[$1.gp]:-0}") Mbit/s, under 95% of $(mbit "$ideal"); "
+}
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "nan" && b != "nan" && a + 0 < b + 0) }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "nan" && b != "nan" && a + 0 <= b + 0) }'; }
+
+verdict fifo "(report)" ""
+why=$(goodput_why codel)
+lt "${p99[codel]:-nan}" 10 || why+="ping p99 ${p99[codel]:-?} ms, not under 10 ms; "
+verdict codel "p99 < 10" "${why%; }"
+why=$(goodput_why defaults)
+le "${p99[defaults]:-nan}" "$(awk -v o="${p99[own]:-nan}" 'BEGIN { print o + 2 }')" ||
+	why+="ping p99 ${p99[defaults]:-?} ms, more than 2 ms above its own class's ${p99[own]:-?}; "
+le "${p99[defaults]:-nan}" "${p99[htb.defaults]:-nan}" ||
+	why+="ping p99 ${p99[defaults]:-?} ms, above HTB + fq_codel's ${p99[htb.defaults]:-?}; "
+verdict defaults "p99 <= own + 2, <= fq_codel" "${why%; }"
+why=$(goodput_why ecn)
+[ "${res[ecn.drops]:-1}" = 0 ] && [ "${res[ecn.marks]:-0}" -gt 0 ] ||
+	why+="ECN senders: ${res[ecn.marks]:-?} marks, ${res[ecn.drops]:-?} AQM drops (want marks, no drops); "
+verdict ecn "marks, no AQM drops" "${why%; }"
+verdict own "(report)" ""
+plot_bars "$tsv" "scenario 10: in-class ping RTT p99 under 2 TCP uploads" ms
+
+# The UDP flood beside a TCP class, htbctl alone (the uploads of the
+# rounds above ran beside kernel HTB's; this one needs no comparison).
+step "UDP flood at 20 Mbit/s in a 10 Mbit/s class beside TCP"
+topo_use s10c
+{ ini device default=1:30
+  ini 'class 1:1' rate=20mbit
+  ini 'class 1:10' parent=1:1 rate=10mbit 'match=udp dport 5301'
+  ini 'class 1:20' parent=1:1 rate=10mbit 'match=tcp dport 5302'
+  ini 'class 1:30' parent=1:1 rate=1mbit; } > "$conf"
+if shape_htbctl "$conf" > /dev/null; then
+	in_snd sysctl -qw net.ipv4.tcp_ecn=0
+	flows=$(run_flows 8 5301:udp:20M:1400 5302:tcp:0:128K)
+	read -r udrops ulimit <<<"$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 |
+		jq -r '.classes[] | select(.class == "1:10") | "\(.aqm_drops) \(.drops)"')"
+	unshape_htbctl
+	read -r _ ubps _ <<<"$(grep '^5301 ' <<<"$flows")"
+	read -r _ tbps tretr <<<"$(grep '^5302 ' <<<"$flows")"
+	uexp=$(awk 'BEGIN { printf "%.0f", 10e6 * 1400 / 1442 }')
+	texp=$(awk 'BEGIN { printf "%.0f", 10e6 * 1448 / 1514 }')
+	step "flood $(mbit "${ubps:-0}") Mbit/s (AQM drops $udrops, limit drops $ulimit), TCP $(mbit "${tbps:-0}") Mbit/s ($tretr retransmits)"
+	why=
+	within "${ubps:-0}" "$uexp" 5 || why="flood's class $(mbit "${ubps:-0}") Mbit/s, not within 5% of $(mbit "$uexp")"
+	[ "${udrops:-0}" -gt 0 ] || why="${why:+$why; }no AQM drop in the flood's class"
+	awk -v g="${tbps:-0}" -v e="$texp" 'BEGIN { exit !(g >= 0.95 * e) }' ||
+		why="${why:+$why; }TCP class $(mbit "${tbps:-0}") Mbit/s, under 95% of $(mbit "$texp")"
+	v=PASS
+	[ -z "$why" ] || { v=FAIL ok=0; fail "scenario10 flood: $why"; }
+	summary_row scenario10 "UDP flood 2x its class under CoDel: flood / TCP sibling Mbit/s (AQM drops $udrops)" \
+		"$(mbit "$uexp") / $(mbit "$texp")" "$(mbit "${ubps:-0}") / $(mbit "${tbps:-0}")" "-" "5% / -5%" $v
+else
+	fail "scenario10 flood: htbctl setup failed"; ok=0
+fi
+[ $ok = 1 ] && pass "scenario10: CoDel keeps an in-class ping under 10 ms at p99 with the class's goodput, ECN marks instead of drops, and a flood's class at its rate"
