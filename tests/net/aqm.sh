@@ -58,4 +58,30 @@ test_aqm_off_no_signal() {
 		fail "packets $(jclass 1:10 packets), ecn_marks $(jclass 1:10 ecn_marks), aqm_drops $(jclass 1:10 aqm_drops)"
 }
 
+# Sparse flows: pings to the flooded class's address (so in the class)
+# leave ahead of its queue; with flows off none does.
+sparse_conf() {	# flows on|off
+	ini device default=1:30
+	ini 'class 1:1' rate=100mbit
+	ini 'class 1:10' parent=1:1 rate=4mbit ceil=4mbit limit=1s "match=dst $RCV_IP4/32" "flows=$1"
+	ini 'class 1:30' parent=1:1 rate=1mbit ceil=100mbit
+}
+
+test_sparse_ping_ahead_of_a_flood() {
+	local on off
+	for f in on off; do
+		sparse_conf $f > "$tmp/c.ini"
+		load_tree "$tmp/c.ini" --no-qdisc
+		flood 3
+		sleep 1
+		in_snd ping -q -c 5 -i 0.2 "$RCV_IP4" > /dev/null 2>&1
+		wait
+		eval "$f=\$(jclass 1:10 sparse_packets)"
+		h unload dev "$SND_IF" > /dev/null
+	done
+	[ "${on:-0}" -ge 5 ] && [ "${off:-1}" = 0 ] ||
+		fail "sparse packets: $on with flows on (5 pings), $off with flows off"
+	note "flows on: $on sparse packets (5 pings sent), off: $off"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"

@@ -119,8 +119,8 @@ test_show_text() {
 	grep -q 'Sent [0-9]* bytes [0-9]* pkt (dropped 0, overlimits 0)' "$tmp/show.txt" &&
 	grep -q 'lended: [0-9]* borrowed: [0-9]* tokens: .* ctokens: ' "$tmp/show.txt" &&
 	grep -q '^ rate [0-9.]*[KMG]*bit [0-9]*pps' "$tmp/show.txt" &&
-	grep -q 'limit 100ms aqm codel target 5ms interval 100ms ecn on$' "$tmp/show.txt" &&
-	grep -q '^ aqm: marked 0 dropped 0, queue delay [0-9.]*[mun]*s$' "$tmp/show.txt" ||
+	grep -q 'limit 100ms aqm codel target 5ms interval 100ms ecn on flows on$' "$tmp/show.txt" &&
+	grep -q '^ aqm: marked 0 dropped 0, queue delay [0-9.]*[mun]*s, sparse [0-9]* pkt$' "$tmp/show.txt" ||
 		fail "$(head -12 "$tmp/show.txt" | tr '\n' '|')"
 }
 test_show_json() {
@@ -132,8 +132,9 @@ test_show_json() {
 		has("drops") and has("overlimits") and has("lends") and has("borrows") and
 		has("tokens") and has("ctokens") and has("current_rate")) and
 		all(.[] | select(.leaf); .aqm == "codel" and .target == 5000000 and
-		.interval == 100000000 and .ecn == true and has("ecn_marks") and
-		has("aqm_drops") and has("queue_delay"))' "$tmp/show.json" > /dev/null ||
+		.interval == 100000000 and .ecn == true and .flows == true and
+		has("ecn_marks") and has("aqm_drops") and has("queue_delay") and
+		has("sparse_packets"))' "$tmp/show.json" > /dev/null ||
 		fail "$(head -c 300 "$tmp/show.json")"
 }
 # show samples the current rate while a ping runs in the background
