@@ -13,7 +13,7 @@
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
 # scenarios: tests/scenarios/*.sh, the shaping scenarios beside kernel HTB
-#       with real traffic, in the VM (about 17 minutes, 22 on a busy host;
+#       with real traffic, in the VM (about 20 minutes, 25 on a busy host;
 #       scenario 9, sharing, about 5 of them); htbctl shapes under its
 #       daemon; ends with the summary table (scripts/scenario-summary.sh).
 #
