@@ -4,7 +4,7 @@
  * BPF_PROG_TEST_RUN, as a ratio to a minimal one-bucket EDT program
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
- *   bench_prog [--trials N] [--repeat N] [--max-classes N]
+ *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -38,6 +38,12 @@
  *   flow is sparse). Nothing queues, so CoDel takes its below-target
  *   path: what every packet of a class within its rate pays.
  * - The verifier's work for both variants (verified insns, loaded size).
+ * - "N CPUs at once" (issue 13): each case on one CPU alone and on the
+ *   first N CPUs of the affinity mask at once (--cpus N; default all),
+ *   wall clock per packet and the aggregate against one CPU: the flat
+ *   program with a bucket per CPU (the ceiling: nothing shared) and with
+ *   one bucket for all, htbctl at depth 3 with a leaf per CPU under a
+ *   shared parent and root, and all on one leaf.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -56,6 +62,9 @@ struct bench {
 	int trials;
 	__u32 repeat;
 	__u32 max_classes;
+	int ncpus;		/* --cpus: the first N CPUs of the affinity mask */
+	int cpus[CPU_SETSIZE];	/* that mask, in order */
+	int nmask;
 };
 
 /*
@@ -459,6 +468,152 @@ static void table_size(const struct bench *bn, const struct pkt *p)
 	}
 }
 
+/* ---- several CPUs at once (issue 13) ---- */
+
+struct mc_worker {
+	pthread_barrier_t *go;
+	int prog, cpu, err;
+	__u32 prio;
+	long n;
+	double wall_ns;
+};
+
+static void *mc_run(void *arg)
+{
+	struct mc_worker *w = arg;
+	struct run_in in = { .priority = w->prio };
+	struct fx f = { .prog = w->prog };
+	struct timespec t0, t1;
+	cpu_set_t set;
+	struct pkt p;
+
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	w->err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	pkt_udp4(&p, 1000);
+	pthread_barrier_wait(w->go);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (long done = 0; !w->err && done < w->n; done += in.repeat) {
+		struct run_out o;
+
+		in.repeat = w->n - done < 100000 ? w->n - done : 100000;
+		w->err = fx_run(&f, &p, &in, &o);
+		if (!w->err && o.retval != TC_ACT_OK_)
+			w->err = -EPROTO;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	w->wall_ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
+	return NULL;
+}
+
+/* ncpu workers at once, worker i on the bench's CPU i with priority
+ * prio(i); n packets each. Returns the slowest worker's ns per packet. */
+static double mc_once(const struct bench *bn, int ncpu, int prog,
+		      __u32 (*prio)(int), long n)
+{
+	struct mc_worker w[CPU_SETSIZE];
+	pthread_t th[CPU_SETSIZE];
+	pthread_barrier_t go;
+	double worst = 0;
+
+	pthread_barrier_init(&go, NULL, (unsigned)ncpu);
+	for (int i = 0; i < ncpu; i++) {
+		w[i] = (struct mc_worker){ .go = &go, .prog = prog, .cpu = bn->cpus[i],
+					   .prio = prio(i), .n = n };
+		pthread_create(&th[i], NULL, mc_run, &w[i]);
+	}
+	for (int i = 0; i < ncpu; i++) {
+		pthread_join(th[i], NULL);
+		die_err(w[i].err, "test_run on several CPUs");
+		if (w[i].wall_ns / n > worst)
+			worst = w[i].wall_ns / n;
+	}
+	pthread_barrier_destroy(&go);
+	return worst;
+}
+
+static __u32 mc_own_key(int i) { return PU_CLASSID(i); }
+static __u32 mc_one_key(int i) { (void)i; return PU_CLASSID(0); }
+static __u32 mc_own_leaf(int i) { return PU_CLASSID(2 + i); }
+static __u32 mc_one_leaf(int i) { (void)i; return PU_CLASSID(2); }
+
+/* Root 0 <- parent 1 <- leaves 2..n+1, rates of 1 Tbit/s (nothing
+ * queues): depth 3, every leaf's packets charge the shared parent and
+ * root. */
+static void mc_tree(struct fx *f, int nleaves)
+{
+	struct htb_class_params c = {
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
+		.cburst = 1 << 20, .limit_ns = PU_SEC,
+	};
+
+	die_err(fx_class_p(f, 0, HTB_NO_CLASS, &c), "root");
+	die_err(fx_class_p(f, 1, 0, &c), "parent");
+	for (int i = 0; i < nleaves; i++)
+		die_err(fx_class_p(f, 2 + (__u32)i, 1, &c), "leaf");
+	use_prio_only(f);
+}
+
+/*
+ * The multi-CPU table: each case on one CPU alone, then on N at once
+ * (rounds interleaved, the best of each); per-packet cost and the
+ * aggregate throughput of N against one. The flat EDT program with a
+ * bucket per CPU is the ceiling (nothing shared); with one bucket shared
+ * it shows what a written shared cache line costs.
+ */
+static void table_cpus(const struct bench *bn)
+{
+	enum { NC = 4, ROUNDS = 3 };
+	static const char *const name[NC] = {
+		"flat EDT, a bucket per CPU", "flat EDT, one bucket",
+		"htbctl d3, a leaf per CPU", "htbctl d3, all on one leaf",
+	};
+	__u32 (*const prio[NC])(int) = { mc_own_key, mc_one_key, mc_own_leaf, mc_one_leaf };
+	const long n = 1000000;
+	int ncpu = bn->ncpus, prog[NC];
+	double one[NC], all[NC];
+	struct baseline bb;
+	struct fx f;
+	__u64 bytes0;
+
+	if (ncpu < 2) {
+		printf("\nseveral CPUs: SKIP (%d CPU%s to run on; --cpus N)\n", ncpu,
+		       ncpu == 1 ? "" : "s");
+		return;
+	}
+	baseline_open(&bb, (__u32)ncpu);
+	die_err(fx_open(&f, (__u32)ncpu + 2 < 16 ? 16 : (__u32)ncpu + 2), "load htbctl");
+	mc_tree(&f, ncpu);
+	bytes0 = fx_state(&f, 0).bytes;
+	prog[0] = prog[1] = bb.prog;
+	prog[2] = prog[3] = f.prog;
+	for (int c = 0; c < NC; c++)
+		one[c] = all[c] = 1e18;
+	for (int r = 0; r < ROUNDS; r++)
+		for (int c = 0; c < NC; c++) {
+			double a = mc_once(bn, 1, prog[c], prio[c], n);
+			double b = mc_once(bn, ncpu, prog[c], prio[c], n);
+
+			one[c] = a < one[c] ? a : one[c];
+			all[c] = b < all[c] ? b : all[c];
+		}
+	printf("\n%d CPUs at once (%ld packets each; CPUs", ncpu, n);
+	for (int i = 0; i < ncpu; i++)
+		printf(" %d", bn->cpus[i]);
+	printf(")\n%-30s %10s %12s %12s\n", "", "1 CPU ns", "N CPUs ns", "aggregate");
+	for (int c = 0; c < NC; c++)
+		printf("%-30s %10.1f %12.1f %11.2fx\n", name[c], one[c], all[c],
+		       ncpu * one[c] / all[c]);
+	printf("(ns per packet per CPU, wall clock; aggregate: N CPUs' packets per second"
+	       " against one CPU's)\n");
+	/* every packet of every round, once on one CPU and once on each */
+	printf("root counted %llu bytes of %llu sent\n",
+	       (unsigned long long)(fx_state(&f, 0).bytes - bytes0),
+	       (unsigned long long)ROUNDS * 2 * (1 + (__u64)ncpu) * n * 1000);
+	edt_baseline_bpf__destroy(bb.skel);
+	fx_close(&f);
+}
+
 /* What the locks protect: two CPUs charging sibling leaves. */
 static void two_cpus(void)
 {
@@ -492,21 +647,35 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		{ "trials", required_argument, NULL, 't' },
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "max-classes", required_argument, NULL, 'm' },
+		{ "cpus", required_argument, NULL, 'c' },
 		{ 0 },
 	};
+	cpu_set_t mask;
 	int c;
 
 	*bn = (struct bench){ .trials = 40, .repeat = 100000, .max_classes = 1000000 };
+	/* the CPUs this process may run on, before main pins itself to one */
+	if (sched_getaffinity(0, sizeof(mask), &mask) == 0)
+		for (int i = 0; i < CPU_SETSIZE; i++)
+			if (CPU_ISSET(i, &mask))
+				bn->cpus[bn->nmask++] = i;
+	bn->ncpus = bn->nmask;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': bn->trials = atoi(optarg); break;
 		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
+		case 'c': bn->ncpus = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N]\n", argv[0]);
+				"[--max-classes N] [--cpus N]\n", argv[0]);
 			return -1;
 		}
+	}
+	if (bn->ncpus < 1 || bn->ncpus > bn->nmask) {
+		fprintf(stderr, "bench: --cpus %d: this process may run on %d CPUs\n",
+			bn->ncpus, bn->nmask);
+		return -1;
 	}
 	if (bn->trials < 1)
 		bn->trials = 1;
@@ -541,6 +710,7 @@ int main(int argc, char **argv)
 	table_aqm(&bn, &b, &p);
 	table_size(&bn, &p);
 	two_cpus();
+	table_cpus(&bn);
 	edt_baseline_bpf__destroy(b.skel);
 	return 0;
 }
