@@ -134,7 +134,7 @@ verdict() {
 	IFS='|' read -r a h leaf <<<"$line"
 	[ -z "$why" ] || { v=FAIL ok=0; fail "scenario10 $name: $why"; }
 	[ "$exp" = "(report)" ] && v=INFO
-	summary_row scenario10 "in-class ping, $name | ${leaf%% *}: net RTT p50/p99/max ms (${res[$name]})" \
+	summary_row scenario10 "in-class ping, htbctl $name vs HTB + ${leaf%% *}: net RTT p50/p99/max ms (${res[$name]})" \
 		"$exp" "$a" "$h" "-" $v
 }
 goodput_why() {	# name
