@@ -481,26 +481,14 @@ struct mc_worker {
 static void *mc_run(void *arg)
 {
 	struct mc_worker *w = arg;
-	struct run_in in = { .priority = w->prio };
 	struct fx f = { .prog = w->prog };
 	struct timespec t0, t1;
-	cpu_set_t set;
-	struct pkt p;
 
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	w->err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	pkt_udp4(&p, 1000);
+	w->err = pu_pin(w->cpu);
 	pthread_barrier_wait(w->go);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (long done = 0; !w->err && done < w->n; done += in.repeat) {
-		struct run_out o;
-
-		in.repeat = w->n - done < 100000 ? w->n - done : 100000;
-		w->err = fx_run(&f, &p, &in, &o);
-		if (!w->err && o.retval != TC_ACT_OK_)
-			w->err = -EPROTO;
-	}
+	if (!w->err)
+		w->err = pu_run_n(&f, w->prio, w->n);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	w->wall_ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 	return NULL;

@@ -438,25 +438,43 @@ struct pu_worker {
 	int err;
 };
 
+/* Pins the calling thread to cpu; 0 or -errno. */
+static inline int pu_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* n 1000-byte UDP packets with skb->priority prio through f's program,
+ * in runs of up to 100,000; 0, or -errno / -EPROTO for one not sent. */
+static inline int pu_run_n(struct fx *f, __u32 prio, long n)
+{
+	struct run_in in = { .priority = prio };
+	struct pkt p;
+	int err = 0;
+
+	pkt_udp4(&p, 1000);
+	for (long done = 0; !err && done < n; done += in.repeat) {
+		struct run_out o;
+
+		in.repeat = n - done < 100000 ? n - done : 100000;
+		err = fx_run(f, &p, &in, &o);
+		if (!err && o.retval != TC_ACT_OK_)
+			err = -EPROTO;
+	}
+	return err;
+}
+
 static inline void *pu_worker_run(void *arg)
 {
 	struct pu_worker *w = arg;
-	struct run_in in = { .priority = PU_CLASSID(w->leaf) };
-	cpu_set_t set;
-	struct pkt p;
 
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	w->err = -pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	pkt_udp4(&p, 1000);
-	for (long done = 0; !w->err && done < w->n; done += in.repeat) {
-		struct run_out o;
-
-		in.repeat = w->n - done < 100000 ? w->n - done : 100000;
-		w->err = fx_run(w->f, &p, &in, &o);
-		if (!w->err && o.retval != TC_ACT_OK_)
-			w->err = -EPROTO;
-	}
+	w->err = pu_pin(w->cpu);
+	if (!w->err)
+		w->err = pu_run_n(w->f, PU_CLASSID(w->leaf), w->n);
 	return NULL;
 }
 
