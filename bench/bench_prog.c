@@ -5,6 +5,7 @@
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
+ *              [--only cpus]   (only the N-CPU table)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -65,6 +66,7 @@ struct bench {
 	int ncpus;		/* --cpus: the first N CPUs of the affinity mask */
 	int cpus[CPU_SETSIZE];	/* that mask, in order */
 	int nmask;
+	int only_cpus;		/* --only cpus */
 };
 
 /*
@@ -520,14 +522,16 @@ static double mc_once(const struct bench *bn, int ncpu, int prog,
 	return worst;
 }
 
+static int mc_nleaves;	/* leaves under the parent: one per CPU */
 static __u32 mc_own_key(int i) { return PU_CLASSID(i); }
 static __u32 mc_one_key(int i) { (void)i; return PU_CLASSID(0); }
 static __u32 mc_own_leaf(int i) { return PU_CLASSID(2 + i); }
 static __u32 mc_one_leaf(int i) { (void)i; return PU_CLASSID(2); }
+static __u32 mc_own_top(int i) { return PU_CLASSID(2 + mc_nleaves + i); }
 
 /* Root 0 <- parent 1 <- leaves 2..n+1, rates of 1 Tbit/s (nothing
  * queues): depth 3, every leaf's packets charge the shared parent and
- * root. */
+ * root; and n top-level leaves n+2..2n+1 (depth 1, nothing shared). */
 static void mc_tree(struct fx *f, int nleaves)
 {
 	struct htb_class_params c = {
@@ -539,6 +543,8 @@ static void mc_tree(struct fx *f, int nleaves)
 	die_err(fx_class_p(f, 1, 0, &c), "parent");
 	for (int i = 0; i < nleaves; i++)
 		die_err(fx_class_p(f, 2 + (__u32)i, 1, &c), "leaf");
+	for (int i = 0; i < nleaves; i++)
+		die_err(fx_class_p(f, 2 + (__u32)(nleaves + i), HTB_NO_CLASS, &c), "top leaf");
 	use_prio_only(f);
 }
 
@@ -551,17 +557,19 @@ static void mc_tree(struct fx *f, int nleaves)
  */
 static void table_cpus(const struct bench *bn)
 {
-	enum { NC = 4, ROUNDS = 3 };
+	enum { NC = 6, ROUNDS = 7 };
 	static const char *const name[NC] = {
 		"flat EDT, a bucket per CPU", "flat EDT, one bucket",
-		"htbctl d3, a leaf per CPU", "htbctl d3, all on one leaf",
+		"htbctl d1, a leaf per CPU", "htbctl d3, a leaf per CPU",
+		"htbctl d3, all on one leaf", "d3 a leaf per CPU, no batches",
 	};
-	__u32 (*const prio[NC])(int) = { mc_own_key, mc_one_key, mc_own_leaf, mc_one_leaf };
+	__u32 (*const prio[NC])(int) = { mc_own_key, mc_one_key, mc_own_top,
+					 mc_own_leaf, mc_one_leaf, mc_own_leaf };
 	const long n = 1000000;
 	int ncpu = bn->ncpus, prog[NC];
 	double one[NC], all[NC];
 	struct baseline bb;
-	struct fx f;
+	struct fx f, fnb;
 	__u64 bytes0;
 
 	if (ncpu < 2) {
@@ -570,11 +578,16 @@ static void table_cpus(const struct bench *bn)
 		return;
 	}
 	baseline_open(&bb, (__u32)ncpu);
-	die_err(fx_open(&f, (__u32)ncpu + 2 < 16 ? 16 : (__u32)ncpu + 2), "load htbctl");
+	mc_nleaves = ncpu;
+	die_err(fx_open(&f, 2 * (__u32)ncpu + 2 < 16 ? 16 : 2 * (__u32)ncpu + 2),
+		"load htbctl");
 	mc_tree(&f, ncpu);
-	bytes0 = fx_state(&f, 0).bytes;
+	die_err(fx_open_variant(&fnb, f.cap, PU_NO_BATCH), "load htbctl");
+	mc_tree(&fnb, ncpu);
+	bytes0 = fx_view(&f, 0).bytes;
 	prog[0] = prog[1] = bb.prog;
-	prog[2] = prog[3] = f.prog;
+	prog[2] = prog[3] = prog[4] = f.prog;
+	prog[5] = fnb.prog;
 	for (int c = 0; c < NC; c++)
 		one[c] = all[c] = 1e18;
 	for (int r = 0; r < ROUNDS; r++)
@@ -595,11 +608,12 @@ static void table_cpus(const struct bench *bn)
 	printf("(ns per packet per CPU, wall clock; aggregate: N CPUs' packets per second"
 	       " against one CPU's)\n");
 	/* every packet of every round, once on one CPU and once on each */
-	printf("root counted %llu bytes of %llu sent\n",
-	       (unsigned long long)(fx_state(&f, 0).bytes - bytes0),
+	printf("root counted %llu bytes of %llu sent (its state and the CPUs' batches)\n",
+	       (unsigned long long)(fx_view(&f, 0).bytes - bytes0),
 	       (unsigned long long)ROUNDS * 2 * (1 + (__u64)ncpu) * n * 1000);
 	edt_baseline_bpf__destroy(bb.skel);
 	fx_close(&f);
+	fx_close(&fnb);
 }
 
 /* What the locks protect: two CPUs charging sibling leaves. */
@@ -636,6 +650,7 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "max-classes", required_argument, NULL, 'm' },
 		{ "cpus", required_argument, NULL, 'c' },
+		{ "only", required_argument, NULL, 'o' },
 		{ 0 },
 	};
 	cpu_set_t mask;
@@ -654,9 +669,16 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
 		case 'c': bn->ncpus = atoi(optarg); break;
+		case 'o':
+			if (strcmp(optarg, "cpus")) {
+				fprintf(stderr, "bench: --only %s: the one table is cpus\n", optarg);
+				return -1;
+			}
+			bn->only_cpus = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N] [--cpus N]\n", argv[0]);
+				"[--max-classes N] [--cpus N] [--only cpus]\n", argv[0]);
 			return -1;
 		}
 	}
@@ -685,6 +707,10 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof(set), &set);
 	libbpf_set_print(NULL);
 	pkt_udp4(&p, 1000);
+	if (bn.only_cpus) {
+		table_cpus(&bn);
+		return 0;
+	}
 
 	printf("htbctl egress program: cost per packet via BPF_PROG_TEST_RUN\n");
 	printf("(1000-byte UDP packet, real clock, 1 Tbit/s rates so nothing queues;\n"

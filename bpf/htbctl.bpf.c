@@ -96,6 +96,15 @@ struct {
 	__type(value, struct htb_dev_stats);
 } dev_stats SEC(".maps");
 
+/* Inner classes' charges not yet applied, per CPU (struct htb_class_batch;
+ * htb_sched.h, "Batches"); by class slot, like class_state. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, struct htb_class_batch);
+} class_batch SEC(".maps");
+
 /* Sparse flows: one entry per flow of a leaf with flows on, the least
  * recently used one evicted when full (sized by the loader: src/maps.c). */
 struct {
@@ -134,6 +143,17 @@ env_share(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_share, &idx);
 }
 
+/* Load-time switch for bench/bench_prog.c only, like bench_no_lock below:
+ * every charge applied at once, as before batches, to measure them. */
+const volatile bool bench_no_batch = false;
+
+static __always_inline struct htb_class_batch *env_batch(__u32 idx)
+{
+	if (bench_no_batch)
+		return NULL;
+	return bpf_map_lookup_elem(&class_batch, &idx);
+}
+
 static __always_inline struct htb_flow *
 env_flow(__u32 idx, __u32 hash)
 {
@@ -154,6 +174,7 @@ const volatile bool bench_no_lock = false;
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
 #define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
+#define HTB_ENV_BATCH(env, idx)	env_batch(idx)
 #define HTB_ENV_HAS_FLOWS(env)	1
 #define HTB_ENV_FLOW(env, idx, hash)	env_flow(idx, hash)
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)

@@ -162,6 +162,8 @@
  *   HTB_ENV_CONF(env, idx)		const struct htb_class_conf * or NULL
  *   HTB_ENV_STATE(env, idx)		struct htb_class_state * or NULL
  *   HTB_ENV_SHARE(env, idx)		const struct htb_class_share * or NULL
+ *   HTB_ENV_BATCH(env, idx)		this CPU's struct htb_class_batch * or
+ *					NULL (no batches: every charge at once)
  *   HTB_ENV_HAS_FLOWS(env)		flow state kept (else flows count as off)
  *   HTB_ENV_FLOW(env, idx, hash)	struct htb_flow * or NULL (a new flow)
  *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
@@ -181,11 +183,14 @@ struct htb_env {
 	struct htb_flow *flows;	/* NULL: no flow state; else nflows entries,
 				 * a flow's at hash % nflows (the caller keeps
 				 * its hashes apart) */
+	struct htb_class_batch *batch;	/* NULL: no batches; else n entries,
+					 * the batches of the CPU this env is */
 	__u32 n, nflows;
 };
 #define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
 #define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
 #define HTB_ENV_SHARE(env, idx)	((idx) < (env)->n && (env)->share ? &(env)->share[idx] : (void *)0)
+#define HTB_ENV_BATCH(env, idx)	((idx) < (env)->n && (env)->batch ? &(env)->batch[idx] : (void *)0)
 #define HTB_ENV_HAS_FLOWS(env)	((env)->flows != (void *)0)
 #define HTB_ENV_FLOW(env, idx, hash) \
 	((env)->nflows ? &(env)->flows[(hash) % (env)->nflows] : (void *)0)
@@ -343,54 +348,89 @@ HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
 }
 
 /*
- * Charge one class for a packet at now (caller holds its lock). rate: the
- * class is at or above the sending level; lender: it is the class at
- * exactly that level.
+ * Apply charges to one class at now (caller holds its lock): one packet's
+ * (htb_charge) or a CPU's batch of them (htb_batch_settle). a->r and a->c
+ * are split with the class's carries, so a batch costs exactly what its
+ * packets one by one would; a->b is whole ns. blimit, bbuffer: the borrow
+ * limit in force (its bucket is kept full while there is none).
  */
-HTB_INLINE void htb_charge(const struct htb_class_conf *c,
-			   struct htb_class_state *st, __u64 now,
-			   const struct htb_cost *k, int rate, int lender,
-			   __u32 hyst)
+HTB_INLINE void htb_apply(const struct htb_class_conf *c,
+			  struct htb_class_state *st, __u64 now,
+			  const struct htb_class_batch *a, int blimit,
+			  __s64 bbuffer, __u32 hyst)
 {
 	__s64 diff = htb_diff(st->t_c, now);
 	__s64 toks = htb_fill(st->tokens, diff, c->buffer);
 	__s64 ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
 	__u32 mode;
 
-	if (rate) {
-		toks -= (__s64)htb_carry_ns(k->r, c->rate.shift, &st->rcarry);
-		toks = htb_clamp_mbuffer(toks);
-		if (lender)
-			st->lends++;
-	} else {
-		st->borrows++;
-	}
-	if (k->blimit) {
-		__s64 btoks = htb_fill(st->btokens, diff, k->bbuffer);
-
-		if (!rate)
-			btoks = htb_clamp_mbuffer(btoks -
-				(__s64)htb_carry_ns(k->b, k->bshift, &st->bcarry));
-		st->btokens = btoks;
-	} else {
-		/* no limit: full whenever one is set (htb_fill caps it) */
-		st->btokens = (__s64)HTB_MBUFFER_NS;
-	}
-	ctoks -= (__s64)htb_carry_ns(k->c, c->ceil.shift, &st->ccarry);
+	toks -= (__s64)htb_carry_ns(a->r, c->rate.shift, &st->rcarry);
+	toks = htb_clamp_mbuffer(toks);
+	ctoks -= (__s64)htb_carry_ns(a->c, c->ceil.shift, &st->ccarry);
 	ctoks = htb_clamp_mbuffer(ctoks);
-
+	if (blimit)
+		st->btokens = htb_clamp_mbuffer(htb_fill(st->btokens, diff, bbuffer) -
+						(__s64)a->b);
+	else	/* no limit: full whenever one is set (htb_fill caps it) */
+		st->btokens = (__s64)HTB_MBUFFER_NS;
 	st->tokens = toks;
 	st->ctokens = ctoks;
 	if (now > st->t_c)
 		st->t_c = now;
-	st->bytes += k->len;
-	st->packets++;
+	st->bytes += a->bytes;
+	st->packets += a->packets;
+	st->lends += a->lends;
+	st->borrows += a->borrows;
 	mode = htb_class_mode(c, toks, ctoks, st->mode, hyst);
 	if (mode != st->mode) {
 		if (mode == HTB_MODE_CANT_SEND)
 			st->overlimits++;
 		st->mode = mode;
 	}
+}
+
+/* Add one packet's costs to a batch. rate: the class is at or above the
+ * sending level (pays rate tokens); lender: it is that level. */
+HTB_INLINE void htb_batch_add(struct htb_class_batch *a, const struct htb_cost *k,
+			      int rate, int lender)
+{
+	if (rate) {
+		a->r += k->r;
+		a->lends += !!lender;
+	} else {
+		a->borrows++;
+		if (k->blimit)
+			a->b += k->b >> k->bshift;
+	}
+	a->c += k->c;
+	a->bytes += k->len;
+	a->packets++;
+}
+
+/*
+ * Charge one class for a packet at now (caller holds its lock): a batch
+ * of one, with the borrow cost split by the class's own carry.
+ */
+HTB_INLINE void htb_charge(const struct htb_class_conf *c,
+			   struct htb_class_state *st, __u64 now,
+			   const struct htb_cost *k, int rate, int lender,
+			   __u32 hyst)
+{
+	struct htb_class_batch a = { 0 };
+
+	htb_batch_add(&a, k, rate, lender);
+	if (k->blimit && !rate)
+		a.b = htb_carry_ns(k->b, k->bshift, &st->bcarry);
+	htb_apply(c, st, now, &a, k->blimit, k->bbuffer, hyst);
+}
+
+/* Whether costs of this size are due for the shared state: HTB_BATCH_NS of
+ * rate, ceil or borrow tokens (see struct htb_class_batch). */
+HTB_INLINE int htb_batch_due(const struct htb_class_conf *c, __u64 r, __u64 ce,
+			     __u64 b_ns)
+{
+	return (r >> c->rate.shift) >= HTB_BATCH_NS ||
+	       (ce >> c->ceil.shift) >= HTB_BATCH_NS || b_ns >= HTB_BATCH_NS;
 }
 
 /* ---- AQM: CoDel on the scheduled delay ("AQM" above) ---- */
@@ -439,7 +479,8 @@ HTB_INLINE int htb_codel_above(const struct htb_class_conf *c,
 			       struct htb_class_state *st, __u64 now, __u64 delay)
 {
 	if (delay < c->target_ns || delay <= c->mtu_ns) {
-		st->codel_first_above = 0;
+		if (st->codel_first_above)
+			st->codel_first_above = 0;
 		return 0;
 	}
 	if (!st->codel_first_above) {
@@ -481,8 +522,11 @@ HTB_INLINE int htb_codel(const struct htb_class_conf *c,
 	int above;
 
 	if (!(c->flags & HTB_CONF_AQM)) {
-		st->codel_first_above = 0;
-		st->codel_dropping = 0;
+		/* stored only when set: a store per packet dirties the line */
+		if (st->codel_first_above)
+			st->codel_first_above = 0;
+		if (st->codel_dropping)
+			st->codel_dropping = 0;
 		return 0;
 	}
 	above = htb_codel_above(c, st, now, delay);
@@ -612,7 +656,7 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
 	struct htb_blimit bl;
-	__s64 diff;
+	__s64 diff, toks, ctoks, btoks;
 	__u32 mode;
 
 	if (!env || !p || !out)
@@ -624,15 +668,26 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	htb_blimit_of(env, p, idx, &bl);
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
-	out->c = htb_ready(p->now, htb_fill(st->ctokens, diff, c->cbuffer),
-			   htb_lowater(c, mode, p->hysteresis));
-	out->r = htb_ready(p->now, htb_fill(st->tokens, diff, c->buffer),
-			   htb_hiwater(c, mode, p->hysteresis));
+	toks = htb_fill(st->tokens, diff, c->buffer);
+	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	btoks = htb_fill(st->btokens, diff, bl.bbuffer);
+	if (!(c->flags & HTB_CONF_LEAF)) {
+		/* what this CPU charged and has not applied yet */
+		const struct htb_class_batch *a = HTB_ENV_BATCH(env, idx);
+
+		if (a) {
+			toks -= (__s64)(a->r >> c->rate.shift);
+			ctoks -= (__s64)(a->c >> c->ceil.shift);
+			btoks -= (__s64)a->b;
+		}
+	}
+	out->c = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
+	out->r = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
 	out->b = p->now;
 	if (bl.word && !HTB_SHARE_MULT(bl.word))
 		out->b = ~0ull;		/* the loop gives it nothing to borrow */
 	else if (bl.word)
-		out->b = htb_ready(p->now, htb_fill(st->btokens, diff, bl.bbuffer), 0);
+		out->b = htb_ready(p->now, btoks, 0);
 	out->last_stamp = st->last_stamp;
 	return 0;
 }
@@ -721,14 +776,18 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 	return sig ? HTB_SEND_CE : HTB_SEND;
 }
 
-/* Step 2b, one ancestor under its lock. */
+/* Step 2b, one ancestor: into this CPU's batch, which goes to the shared
+ * state under the class's lock when it is due ("Batches"); at once when
+ * there are no batches or the packet alone is due. */
 HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p,
 				 const struct htb_job *j)
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
+	struct htb_class_batch *a, due;
 	struct htb_blimit bl;
 	struct htb_cost k;
+	int rate = j->below <= 0, lender = j->below == 0;
 
 	if (!env || !p || !j)
 		return -1;
@@ -738,9 +797,20 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 		return -1;
 	htb_blimit_of(env, p, j->idx, &bl);
 	htb_cost_of(c, &bl, j->len, &k);
+	a = HTB_ENV_BATCH(env, j->idx);
+	if (a && (a->packets || !htb_batch_due(c, k.r, k.c, k.b >> k.bshift))) {
+		htb_batch_add(a, &k, rate, lender);
+		if (a->packets < HTB_BATCH_PKTS && !htb_batch_due(c, a->r, a->c, a->b))
+			return 0;
+		due = *a;
+		__builtin_memset(a, 0, sizeof(*a));
+		HTB_LOCK(st);
+		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
+		HTB_UNLOCK(st);
+		return 0;
+	}
 	HTB_LOCK(st);
-	htb_charge(c, st, p->now, &k, j->below <= 0, j->below == 0,
-		   p->hysteresis);
+	htb_charge(c, st, p->now, &k, rate, lender, p->hysteresis);
 	HTB_UNLOCK(st);
 	return 0;
 }

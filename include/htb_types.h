@@ -138,7 +138,45 @@ struct htb_class_state {
 	 * HTB_SPARSE_BURST ahead of now) and the packets that took it. */
 	__u64 sparse_next;
 	__u64 sparse_packets;
+	/* Never used: the next slot's lock and tokens must not share a cache
+	 * line with this class's fields. An array map's values start 56 bytes
+	 * into a line on 6.18 (struct bpf_array's header is 312 bytes), so
+	 * without it each class's first 8 bytes sat in the line of its
+	 * neighbour's CoDel fields, and two CPUs on neighbouring leaves wrote
+	 * one line per packet (docs/DESIGN.md, "Scaling across CPUs"). 64
+	 * bytes keep any alignment apart. */
+	__u64 pad[8];
 };
+
+/*
+ * Charges of one inner class made on one CPU and not yet applied to its
+ * class_state: a PERCPU_ARRAY by class slot (include/htb_sched.h,
+ * "Batches"). A CPU adds a packet's costs here without a lock and without
+ * writing a cache line another CPU writes; it applies the batch to the
+ * shared state under the class's lock once it holds HTB_BATCH_PKTS packets
+ * or HTB_BATCH_NS of the class's rate or ceil tokens. The class's true
+ * counters are its class_state's plus every CPU's batch (`htbctl show`
+ * adds them; `bpftool map dump` of class_state shows the applied part).
+ * Leaves are never batched: their entries stay zero.
+ */
+struct htb_class_batch {
+	__u64 r;		/* rate cost, 2^-rate.shift ns (htb_l2t_prod) */
+	__u64 c;		/* ceil cost, 2^-ceil.shift ns */
+	__u64 b;		/* borrow bucket cost, ns */
+	__u64 bytes;
+	__u32 packets;
+	__u16 lends;
+	__u16 borrows;
+};
+
+/* A batch is applied at 32 packets or 20 us of the class's rate or ceil
+ * tokens, whichever comes first; a packet worth 20 us or more alone is
+ * applied at once, as without batches (at 20 Mbit/s a 1500-byte frame is
+ * 600 us: every scenario's class). What other CPUs cannot see of a class
+ * is below that per CPU: the bound, and the measurements behind the two
+ * numbers, are in docs/DESIGN.md, "Scaling across CPUs". */
+#define HTB_BATCH_PKTS		32
+#define HTB_BATCH_NS		20000ull
 
 /*
  * One flow of a leaf (fq's notion: the packet's hash, the socket's for

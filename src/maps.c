@@ -18,7 +18,7 @@ static const char *const names[M_NMAPS] = {
 	[M_CONF] = "class_conf", [M_STATE] = "class_state",
 	[M_RUNTIME] = "runtime", [M_TREE] = "tree_conf",
 	[M_DEVSTATS] = "dev_stats", [M_SHARE] = "class_share",
-	[M_FLOWS] = "flow_state",
+	[M_FLOWS] = "flow_state", [M_BATCH] = "class_batch",
 	HTB_CLASSIFIERS(CLS_NAME_)
 };
 #undef CLS_NAME_
@@ -71,6 +71,7 @@ static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 	out[M_DEVSTATS] = skel->maps.dev_stats;
 	out[M_SHARE] = skel->maps.class_share;
 	out[M_FLOWS] = skel->maps.flow_state;
+	out[M_BATCH] = skel->maps.class_batch;
 #define CLS_SKEL_(id, nm, ktype, mtype, mflags, bit)	\
 	out[M_CLS + HTB_CLS_##id] = skel->maps.nm;
 	HTB_CLASSIFIERS(CLS_SKEL_)
@@ -86,6 +87,7 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
 	rc |= bpf_map__set_max_entries(map[M_CONF], 2 * cap);	/* two generations */
 	rc |= bpf_map__set_max_entries(map[M_STATE], cap);
 	rc |= bpf_map__set_max_entries(map[M_SHARE], cap);
+	rc |= bpf_map__set_max_entries(map[M_BATCH], cap);
 	rc |= bpf_map__set_max_entries(map[M_FLOWS], flows_capacity(cap));
 	/* cls_prio has an entry per leaf: as many as there are slots */
 	rc |= bpf_map__set_max_entries(map[M_CLS + HTB_CLS_PRIO], cap);
@@ -128,6 +130,8 @@ static size_t pinned_value_size(int i)
 		return sizeof(struct htb_class_conf);
 	if (i == M_STATE)
 		return sizeof(struct htb_class_state);
+	if (i == M_BATCH)
+		return sizeof(struct htb_class_batch);
 	return 0;
 }
 
@@ -345,6 +349,28 @@ int maps_put_conf(const struct maps *m, __u32 gen, __u32 cap, const __u32 *slots
 	return rc;
 }
 
+/* Every CPU's batch of the given slots zeroed: a slot taken by a new class
+ * or freed (what a removed class had not applied goes with it). */
+static int clear_batches(const struct maps *m, const __u32 *slots, __u32 n)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 vsize, chunk = 256;
+	void *z;
+	int rc = 0;
+
+	if (ncpu < 1)
+		return ncpu ? ncpu : -EINVAL;
+	vsize = (__u32)ncpu * sizeof(struct htb_class_batch);
+	z = calloc(chunk, vsize);
+	if (!z)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n && !rc; i += chunk)
+		rc = map_update_many(m->fd[M_BATCH], slots + i, sizeof(*slots), z, vsize,
+				     n - i < chunk ? n - i : chunk, 0);
+	free(z);
+	return rc;
+}
+
 int maps_init_state(const struct maps *m, const __u32 *slots,
 		    const struct htb_class_conf *conf, __u32 n, __u64 now)
 {
@@ -355,8 +381,10 @@ int maps_init_state(const struct maps *m, const __u32 *slots,
 		return -ENOMEM;
 	for (__u32 i = 0; i < n; i++)
 		htb_state_init(&st[i], &conf[i], now);
-	rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), st, sizeof(*st),
-			     n, BPF_F_LOCK);
+	rc = clear_batches(m, slots, n);
+	if (!rc)
+		rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), st,
+				     sizeof(*st), n, BPF_F_LOCK);
 	free(st);
 	return rc;
 }
@@ -370,7 +398,52 @@ int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n)
 		return -ENOMEM;
 	rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), z, sizeof(*z),
 			     n, BPF_F_LOCK);
+	if (!rc)
+		rc = clear_batches(m, slots, n);
 	free(z);
+	return rc;
+}
+
+/* An inner class's state with one CPU's batch in it. */
+static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *st,
+		       const struct htb_class_batch *a)
+{
+	st->tokens -= (__s64)(a->r >> c->rate.shift);
+	st->ctokens -= (__s64)(a->c >> c->ceil.shift);
+	st->btokens -= (__s64)a->b;
+	st->bytes += a->bytes;
+	st->packets += a->packets;
+	st->lends += a->lends;
+	st->borrows += a->borrows;
+}
+
+int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
+		    __u32 n, struct htb_class_state *st)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u32 chunk = 256;
+	struct htb_class_batch *b;
+	int rc = array_read(m->fd[M_STATE], 0, n, st, sizeof(*st), BPF_F_LOCK);
+
+	if (rc || ncpu < 1)
+		return rc ? rc : -EINVAL;
+	b = calloc((size_t)chunk * (__u32)ncpu, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (__u32 first = 0; first < n && !rc; first += chunk) {
+		__u32 cnt = n - first < chunk ? n - first : chunk;
+
+		rc = array_read(m->fd[M_BATCH], first, cnt, b, (__u32)ncpu * sizeof(*b), 0);
+		for (__u32 i = 0; i < cnt && !rc; i++) {
+			const struct htb_class_conf *c = &conf[first + i];
+
+			if ((c->flags & (HTB_CONF_VALID | HTB_CONF_LEAF)) != HTB_CONF_VALID)
+				continue;
+			for (int k = 0; k < ncpu; k++)
+				fold_batch(c, &st[first + i], &b[(size_t)i * (__u32)ncpu + k]);
+		}
+	}
+	free(b);
 	return rc;
 }
 

@@ -18,6 +18,7 @@ struct htbctl_bpf;
 
 enum map_id {
 	M_CONF, M_STATE, M_RUNTIME, M_TREE, M_DEVSTATS, M_SHARE, M_FLOWS,
+	M_BATCH,
 	M_CLS,				/* M_CLS + enum htb_cls: classifier maps */
 	M_NMAPS = M_CLS + HTB_NCLS
 };
@@ -83,6 +84,12 @@ int maps_init_state(const struct maps *m, const __u32 *slots,
 		    const struct htb_class_conf *conf, __u32 n, __u64 now);
 /* class_state of the slots zeroed (classes removed). */
 int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n);
+/* class_state of slots 0..n-1 as the classes stand: each inner class's
+ * applied state with every CPU's batch added (counters) and taken off its
+ * buckets (struct htb_class_batch); conf: the slots' conf, the active
+ * generation's. */
+int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
+		    __u32 n, struct htb_class_state *st);
 int maps_put_tree(const struct maps *m, __u32 gen, const struct htb_tree_conf *t);
 int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);
 int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);

@@ -200,7 +200,7 @@ struct snapshot {
 
 static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval_ns)
 {
-	int rc = array_read(mp->fd[M_STATE], 0, sn->hw, sn->s1, sizeof(*sn->s1), BPF_F_LOCK);
+	int rc = maps_read_state(mp, sn->conf, sn->hw, sn->s1);
 
 	sn->t1 = htb_clock_ns();
 	if (!rc && interval_ns) {
@@ -208,7 +208,7 @@ static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval
 				       interval_ns % HTB_NSEC_PER_SEC };
 
 		nanosleep(&ts, NULL);
-		rc = array_read(mp->fd[M_STATE], 0, sn->hw, sn->s2, sizeof(*sn->s2), BPF_F_LOCK);
+		rc = maps_read_state(mp, sn->conf, sn->hw, sn->s2);
 	} else if (!rc) {
 		memcpy(sn->s2, sn->s1, (size_t)sn->hw * sizeof(*sn->s1));
 	}

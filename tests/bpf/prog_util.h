@@ -65,15 +65,19 @@ static inline void fx_size(struct fx *f)
 {
 	bpf_map__set_max_entries(f->skel->maps.class_state, f->cap);
 	bpf_map__set_max_entries(f->skel->maps.class_share, f->cap);
+	bpf_map__set_max_entries(f->skel->maps.class_batch, f->cap);
 	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
 	if (f->cap > PU_MAXC)
 		bpf_map__set_max_entries(f->skel->maps.cls_prio, f->cap);
 }
 
+/* The bench's variants of the program (its load-time switches). */
+#define PU_NO_LOCK	1	/* bench_no_lock: without bpf_spin_locks */
+#define PU_NO_BATCH	2	/* bench_no_batch: every charge at once */
+
 /* Open and load the program (the skeleton) with cap class slots (0:
- * PU_MAXC); no_lock: the bench's variant without bpf_spin_locks (the
- * load-time switch bench_no_lock). Returns 0 or -errno. */
-static inline int fx_open_variant(struct fx *f, __u32 cap, bool no_lock)
+ * PU_MAXC); variant: PU_NO_* switches. Returns 0 or -errno. */
+static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 {
 	int err;
 
@@ -82,7 +86,8 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, bool no_lock)
 	f->skel = htbctl_bpf__open();
 	if (!f->skel)
 		return -errno;
-	f->skel->rodata->bench_no_lock = no_lock;
+	f->skel->rodata->bench_no_lock = !!(variant & PU_NO_LOCK);
+	f->skel->rodata->bench_no_batch = !!(variant & PU_NO_BATCH);
 	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);
@@ -90,7 +95,7 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, bool no_lock)
 
 static inline int fx_open(struct fx *f, __u32 cap)
 {
-	return fx_open_variant(f, cap, false);
+	return fx_open_variant(f, cap, 0);
 }
 
 static inline void fx_close(struct fx *f)
@@ -186,6 +191,37 @@ static inline struct htb_class_state fx_state(struct fx *f, __u32 idx)
 	memset(&st, 0, sizeof(st));
 	bpf_map_lookup_elem(f->state, &idx, &st);
 	return st;
+}
+
+/* Class idx's batch on CPU cpu (struct htb_class_batch); zero if none. */
+static inline struct htb_class_batch fx_batch(struct fx *f, __u32 idx, int cpu)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_class_batch b, *all = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*all)) : NULL;
+
+	memset(&b, 0, sizeof(b));
+	if (all && cpu < ncpu && !bpf_map_lookup_elem(f->maps.fd[M_BATCH], &idx, all))
+		b = all[cpu];
+	free(all);
+	return b;
+}
+
+static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx);
+
+/* Class idx as `htbctl show` sees it: its applied state with every CPU's
+ * batch in it (maps_read_state). */
+static inline struct htb_class_state fx_view(struct fx *f, __u32 idx)
+{
+	struct htb_class_conf c[PU_MAXC];
+	struct htb_class_state st[PU_MAXC];
+
+	memset(st, 0, sizeof(st));
+	if (idx >= PU_MAXC)
+		return st[0];
+	for (__u32 i = 0; i <= idx; i++)
+		c[i] = fx_conf(f, i);
+	maps_read_state(&f->maps, c, idx + 1, st);
+	return st[idx];
 }
 
 static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx)
@@ -495,7 +531,9 @@ static inline double pu_bucket_error(__s64 tok0, __s64 tokf, __u64 t0, __u64 tf,
 }
 
 struct pu_2cpu {
-	struct htb_class_state s0[4], sf[4];
+	struct htb_class_state s0[4], sf[4];	/* applied state, before and after */
+	struct htb_class_state vf[4];	/* after, with every CPU's batch (fx_view) */
+	__u32 pending_max;		/* most packets in one CPU's batch */
 	struct htb_class_conf c[4];
 	long n;			/* packets per CPU */
 	__u32 len;
@@ -509,6 +547,10 @@ struct pu_2cpu {
  * Root(100G) -> parent(40G, ceil 100G) -> leaves 2 and 3 (10G, ceil 100G),
  * buffers of 1e6 s (caps out of reach), buckets starting at 0, real clock;
  * CPU 0 sends n packets of 1000 bytes to leaf 2, CPU 1 to leaf 3, at once.
+ * The invariant checked (worst_ns): each bucket's applied state moved by
+ * exactly the costs of the packets applied to it (sf's packets); what is
+ * not applied is in the CPUs' batches, and with them (vf) every byte and
+ * packet is counted.
  */
 static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
 {
@@ -570,8 +612,16 @@ static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
 		if (e2 > r->worst_ns)
 			r->worst_ns = e2;
 	}
-	r->lost_parent = 2LL * n * r->len - (long long)r->sf[1].bytes;
-	r->lost_root = 2LL * n * r->len - (long long)r->sf[0].bytes;
+	for (__u32 i = 0; i < 4; i++) {
+		r->vf[i] = fx_view(f, i);
+		for (int cpu = 0; cpu < 2; cpu++) {
+			__u32 q = fx_batch(f, i, cpu).packets;
+
+			r->pending_max = q > r->pending_max ? q : r->pending_max;
+		}
+	}
+	r->lost_parent = 2LL * n * r->len - (long long)r->vf[1].bytes;
+	r->lost_root = 2LL * n * r->len - (long long)r->vf[0].bytes;
 	return r->err;
 }
 
