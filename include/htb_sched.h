@@ -675,9 +675,11 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 		/* what this CPU charged and has not applied yet */
 		const struct htb_class_batch *a = HTB_ENV_BATCH(env, idx);
 
-		if (a) {
-			toks -= (__s64)(a->r >> c->rate.shift);
-			ctoks -= (__s64)(a->c >> c->ceil.shift);
+		if (a) {	/* with the carries: what applying it would take */
+			__u64 rc = st->rcarry, cc = st->ccarry;
+
+			toks -= (__s64)htb_carry_ns(a->r, c->rate.shift, &rc);
+			ctoks -= (__s64)htb_carry_ns(a->c, c->ceil.shift, &cc);
 			btoks -= (__s64)a->b;
 		}
 	}

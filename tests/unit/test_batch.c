@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Batches (include/htb_sched.h, "Batches"; struct htb_class_batch): inner
+ * classes' charges collected per CPU and applied to the shared state when
+ * due. Two CPUs are two environments over one conf and state, each with
+ * its own batches, sending in turn on a simulated clock. A root of 10
+ * Gbit/s and two leaves of 1 Gbit/s borrowing up to it: 1500-byte packets
+ * cost the root 1.2 us, so its batches fill by tokens (17 packets), 64-byte
+ * ones by count (32). The root's ceil is what binds. tests/bpf/test_prog.c checks the program against
+ * this model and the counters after two real CPUs.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "htb_sched.h"
+#include "maps_fill.h"
+
+#define US	1000ull
+#define MS	1000000ull
+#define SEC	1000000000ull
+#define T0	(100 * SEC)
+#define GBIT(x)	((__u64)(x) * 1000000000 / 8)
+#define NCPU	2
+#define NPKT	200000
+
+struct sim {
+	struct htb_class_conf conf[3];
+	struct htb_class_state st[3];
+	struct htb_class_batch batch[NCPU][3];
+	struct htb_env env[NCPU];
+	struct htb_params p;
+	/* what was sent, in sending order: departure and bytes */
+	__u64 *t;
+	__u32 *len, n;
+	__u64 bytes;
+};
+
+static void class_add(struct sim *s, __u32 idx, __u64 rate, __u64 ceil, __u64 burst)
+{
+	struct htb_class_params cp = {
+		.classid = 0x10001 + idx, .rate_Bps = rate, .ceil_Bps = ceil,
+		.burst = burst, .cburst = burst, .limit_ns = SEC, .leaf = idx != 0,
+	};
+
+	cp.path[cp.depth++] = idx;
+	if (idx)
+		cp.path[cp.depth++] = 0;
+	cr_assert_eq(htb_conf_from_params(&cp, &s->conf[idx]), 0);
+	htb_state_init(&s->st[idx], &s->conf[idx], s->p.now);
+}
+
+/* burst: of every class, in bytes; leaf_ceil: the leaves' (above the
+ * root's 10 Gbit/s, the root's ceil is what binds); batches: each CPU's
+ * env has them. */
+static void sim_init(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batches)
+{
+	memset(s, 0, sizeof(*s));
+	s->p.now = T0;
+	s->p.horizon_ns = HTB_DEFAULT_HORIZON_NS;
+	class_add(s, 0, GBIT(10), GBIT(10), burst);
+	class_add(s, 1, GBIT(1), leaf_ceil, burst);
+	class_add(s, 2, GBIT(1), leaf_ceil, burst);
+	for (int c = 0; c < NCPU; c++) {
+		s->env[c] = (struct htb_env){ .conf = s->conf, .state = s->st, .n = 3 };
+		if (batches)
+			s->env[c].batch = s->batch[c];
+	}
+	s->t = calloc(2 * NPKT, sizeof(*s->t));
+	s->len = calloc(2 * NPKT, sizeof(*s->len));
+	cr_assert(s->t && s->len);
+}
+
+static void sim_free(struct sim *s)
+{
+	free(s->t);
+	free(s->len);
+}
+
+/* One packet of CPU cpu to leaf 1 + cpu at the clock. */
+static int send1(struct sim *s, int cpu, __u32 len)
+{
+	struct htb_decision d;
+	int v = htb_schedule(&s->env[cpu], &s->conf[1 + cpu], &s->p, len, 0, &d);
+
+	if (v == HTB_SEND) {
+		s->t[s->n] = d.tstamp;
+		s->len[s->n++] = len;
+		s->bytes += len;
+	}
+	return v;
+}
+
+/* Both CPUs send npkt packets of len each, in turn, every gap ns. */
+static void run(struct sim *s, __u32 len, __u64 gap, int npkt)
+{
+	for (int i = 0; i < npkt; i++) {
+		for (int c = 0; c < NCPU; c++)
+			cr_assert_eq(send1(s, c, len), HTB_SEND, "packet %d", i);
+		s->p.now += gap;
+	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Most bytes departing in any window of w ns (packets of one size). */
+static __u64 max_window(struct sim *s, __u64 w)
+{
+	__u64 best = 0, sum = 0;
+	__u32 i = 0;
+
+	qsort(s->t, s->n, sizeof(*s->t), cmp_u64);
+	for (__u32 j = 0; j < s->n; j++) {
+		sum += s->len[j];
+		while (s->t[j] - s->t[i] >= w)
+			sum -= s->len[i++];
+		if (sum > best)
+			best = sum;
+	}
+	return best;
+}
+
+/* The root as show sees it: applied state and every CPU's batch. */
+static struct htb_class_state root_view(const struct sim *s)
+{
+	struct htb_class_state v = s->st[0];
+
+	for (int c = 0; c < NCPU; c++) {
+		v.bytes += s->batch[c][0].bytes;
+		v.packets += s->batch[c][0].packets;
+		v.lends += s->batch[c][0].lends;
+		v.borrows += s->batch[c][0].borrows;
+	}
+	return v;
+}
+
+/* A batch costs what its packets cost one by one: one CPU, caps out of
+ * reach, the same stamps and levels (the CPU's view of a class is its
+ * state minus its batch, carries included: what applying it would leave)
+ * and, once applied, the same buckets, carries and counters. */
+Test(batch, one_cpu_as_without_batches)
+{
+	static struct sim a, b;
+	__u64 worst = 0;
+
+	sim_init(&a, 1ull << 40, GBIT(40), true);
+	sim_init(&b, 1ull << 40, GBIT(40), false);
+	for (int i = 0; i < 3; i++)	/* empty: the caps stay out of reach */
+		a.st[i].tokens = a.st[i].ctokens = b.st[i].tokens = b.st[i].ctokens = 0;
+	for (int i = 0; i < NPKT; i++) {
+		__u32 len = 64 + (__u32)(i * 7919) % 1437;
+
+		cr_assert_eq(send1(&a, 0, len), HTB_SEND);
+		cr_assert_eq(send1(&b, 0, len), HTB_SEND);
+		worst = HTB_MAX(worst, a.t[a.n - 1] > b.t[b.n - 1] ? a.t[a.n - 1] - b.t[b.n - 1]
+								     : b.t[b.n - 1] - a.t[a.n - 1]);
+		a.p.now += 50;	/* 1.9x the root's 10 Gbit/s at 1.2 kB average */
+		b.p.now += 50;
+	}
+	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
+	/* apply what is pending, at the last packet's clock */
+	htb_apply(&a.conf[0], &a.st[0], a.p.now - 50, &a.batch[0][0], 0, 0, 0);
+	cr_expect_eq(a.st[0].t_c, b.st[0].t_c);
+	cr_expect_eq(a.st[0].tokens, b.st[0].tokens);
+	cr_expect_eq(a.st[0].ctokens, b.st[0].ctokens);
+	cr_expect_eq(a.st[0].rcarry, b.st[0].rcarry);
+	cr_expect_eq(a.st[0].ccarry, b.st[0].ccarry);
+	cr_expect_eq(a.st[0].bytes, b.st[0].bytes);
+	cr_expect_eq(a.st[0].lends, b.st[0].lends);
+	cr_expect_eq(a.st[0].borrows, b.st[0].borrows);
+	cr_expect_eq(a.st[1].tokens, b.st[1].tokens);
+	cr_expect_gt(b.st[0].lends, 0);
+	cr_expect_gt(b.st[1].borrows, 0);	/* the leaf borrowed: the root lent */
+	sim_free(&a);
+	sim_free(&b);
+}
+
+/* After every packet each CPU holds less than a batch: under 32 packets
+ * and under HTB_BATCH_NS of the root's tokens (what the other CPU cannot
+ * see); and with the batches every byte is counted. */
+static void pending_bound(__u32 len, __u32 expect_full)
+{
+	static struct sim s;
+	__u32 most = 0;
+
+	sim_init(&s, 125000, GBIT(10), true);
+	for (int i = 0; i < NPKT; i++) {
+		for (int c = 0; c < NCPU; c++) {
+			const struct htb_class_batch *a = &s.batch[c][0];
+
+			cr_assert_eq(send1(&s, c, len), HTB_SEND);
+			cr_assert_lt(a->packets, HTB_BATCH_PKTS);
+			cr_assert_lt(a->c >> s.conf[0].ceil.shift, HTB_BATCH_NS);
+			cr_assert_lt(a->r >> s.conf[0].rate.shift, HTB_BATCH_NS);
+			most = HTB_MAX(most, a->packets);
+		}
+		s.p.now += len * 64 / 100;	/* offered: 2 x 1.25 x 10 Gbit/s */
+	}
+	cr_expect_eq(most, expect_full - 1, "largest pending batch %u", most);
+	cr_expect_eq(root_view(&s).bytes, s.bytes);
+	cr_expect_eq(root_view(&s).packets, 2ull * NPKT);
+	cr_expect_gt(s.st[0].packets, 0);
+	sim_free(&s);
+}
+
+Test(batch, pending_below_a_batch_full_frames)
+{
+	pending_bound(1500, 17);	/* 20 us / 1.2 us per frame */
+}
+
+Test(batch, pending_below_a_batch_small_packets)
+{
+	pending_bound(64, HTB_BATCH_PKTS);
+}
+
+/*
+ * The error bound: two CPUs offering 2.5 times the root's ceil, with and
+ * without batches. In any window the root sends at most what it does
+ * without them plus what one CPU may hold unseen by the other: HTB_BATCH_NS
+ * of its ceil (25 kB at 10 Gbit/s) and a frame; over the whole run the
+ * schedule ends earlier by at most that.
+ */
+Test(batch, overshoot_bounded_by_a_batch_per_other_cpu)
+{
+	static struct sim a, b;
+	const __u32 len = 1500;
+	const __u64 ws[] = { 20 * US, 100 * US, MS, 10 * MS, 100 * MS };
+	const double bound = (NCPU - 1) * (double)HTB_BATCH_NS * GBIT(10) / SEC + len;
+
+	sim_init(&a, 125000, GBIT(10), true);
+	sim_init(&b, 125000, GBIT(10), false);
+	run(&a, len, 960, NPKT);	/* 1500 B each 960 ns per CPU: 2.5 x 10 Gbit/s */
+	run(&b, len, 960, NPKT);
+	for (unsigned i = 0; i < sizeof(ws) / sizeof(ws[0]); i++) {
+		double ma = (double)max_window(&a, ws[i]), mb = (double)max_window(&b, ws[i]);
+
+		cr_log_info("window %llu us: %.0f B with batches, %.0f without",
+			    (unsigned long long)(ws[i] / US), ma, mb);
+		cr_expect_leq(ma, mb + bound, "window %llu ns: %.0f > %.0f + %.0f",
+			      (unsigned long long)ws[i], ma, mb, bound);
+		/* and the root's ceil holds: ceil x w + its burst + the bound */
+		cr_expect_leq(ma, (double)GBIT(10) * ws[i] / SEC + 125000 + bound + len);
+	}
+	/* the schedule's end: earlier by at most what the other CPU holds */
+	cr_expect_leq((double)a.t[a.n - 1], (double)b.t[b.n - 1] + 1200.0,
+		      "batched run ends at %llu, unbatched at %llu",
+		      (unsigned long long)a.t[a.n - 1], (unsigned long long)b.t[b.n - 1]);
+	cr_expect_geq((double)a.t[a.n - 1] + (NCPU - 1) * (HTB_BATCH_NS + 1200.0),
+		      (double)b.t[b.n - 1]);
+	sim_free(&a);
+	sim_free(&b);
+}
