@@ -5,7 +5,7 @@
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
- *              [--only cpus]   (only the N-CPU table)
+ *              [--only depth|cpus]   (only that table)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -66,7 +66,7 @@ struct bench {
 	int ncpus;		/* --cpus: the first N CPUs of the affinity mask */
 	int cpus[CPU_SETSIZE];	/* that mask, in order */
 	int nmask;
-	int only_cpus;		/* --only cpus */
+	const char *only;	/* --only TABLE: depth or cpus */
 };
 
 /*
@@ -670,15 +670,16 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
 		case 'c': bn->ncpus = atoi(optarg); break;
 		case 'o':
-			if (strcmp(optarg, "cpus")) {
-				fprintf(stderr, "bench: --only %s: the one table is cpus\n", optarg);
+			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth")) {
+				fprintf(stderr, "bench: --only %s: the tables are depth and cpus\n",
+					optarg);
 				return -1;
 			}
-			bn->only_cpus = 1;
+			bn->only = optarg;
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N] [--cpus N] [--only cpus]\n", argv[0]);
+				"[--max-classes N] [--cpus N] [--only depth|cpus]\n", argv[0]);
 			return -1;
 		}
 	}
@@ -707,7 +708,7 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof(set), &set);
 	libbpf_set_print(NULL);
 	pkt_udp4(&p, 1000);
-	if (bn.only_cpus) {
+	if (bn.only && !strcmp(bn.only, "cpus")) {
 		table_cpus(&bn);
 		return 0;
 	}
@@ -718,6 +719,11 @@ int main(int argc, char **argv)
 	       " table interleaved; see bench/bench_prog.c)\n\n", bn.trials, bn.repeat);
 	baseline_open(&b, 10);
 	table_depth(&bn, &b, &f0, &p);
+	if (bn.only) {
+		fx_close(&f0);
+		edt_baseline_bpf__destroy(b.skel);
+		return 0;
+	}
 	table_unclassified(&bn, &b, &f0, &p);
 	fx_close(&f0);
 	table_share(&bn, &b, &p);

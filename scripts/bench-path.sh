@@ -46,6 +46,7 @@ set -euo pipefail	# common.sh says set -u only
 BLAST=$top/$OUT/tests/tools/udpblast
 SPORT0=20000	# sender i: source port SPORT0 + i, classified by it
 DPORT0=30000	# and destination port DPORT0 + i, a sink socket of its own
+SINK_PID= tmp=
 
 usage() {
 	echo "usage: scripts/bench-path.sh [--rounds R] [--seconds D] [--cpus N] [--batch B] [--size BYTES]" >&2
@@ -104,6 +105,7 @@ check_preconditions() {
 # namespaces with the veth pair and what runs in them, the temp directory.
 cleanup() {
 	local pins=/sys/fs/bpf/htbctl/$SND_IF
+	[ -z "$SINK_PID" ] || { kill "$SINK_PID" 2>/dev/null; wait "$SINK_PID" 2>/dev/null; } || true
 	if [ -n "$SND_IF" ] && [ -e "$pins" ]; then
 		in_snd "$HTBCTL" unload dev "$SND_IF" --force >/dev/null 2>&1 ||
 			"$HTBCTL" unload dev "$SND_IF" --force >/dev/null 2>&1 || true
@@ -111,7 +113,7 @@ cleanup() {
 	fi
 	[ ! -d /sys/fs/bpf/htbctl ] || rmdir /sys/fs/bpf/htbctl 2>/dev/null || true
 	topo_down
-	rm -rf "$tmp"
+	[ -z "$tmp" ] || rm -rf "$tmp"
 }
 
 # The pair bp-s/bp-r in namespaces bps/bpr (tests/lib/netns.sh), with as
@@ -135,6 +137,7 @@ pair_up() {
 sink_up() {
 	local i
 	in_rcv "$BLAST" sink --port $DPORT0 --count "$NCPUS" >"$tmp/sink.out" 2>&1 &
+	SINK_PID=$!	# nsenter execs the sink: this is its pid
 	for ((i = 0; i < 50; i++)); do
 		grep -q '^ready$' "$tmp/sink.out" && return 0
 		sleep 0.1
@@ -148,7 +151,8 @@ sink_up() {
 # Rates: every leaf 10gbit (64-byte UDP at 1 Mpps is 0.85 Gbit/s on the
 # wire) and the inner classes at least the sum of their leaves, 100gbit or
 # more, so no class ever runs out of its own tokens or borrows. Quantum set
-# explicitly (HTB and htbctl would otherwise clamp rate / r2q and warn).
+# explicitly on every class (rate / r2q is beyond HTB's and htbctl's
+# clamps, and tc warns even for inner classes).
 LEAF_RATE=10gbit QUANTUM=200000
 inner_rate() { local n=$1; echo "$((n * 10 > 100 ? n * 10 : 100))gbit"; }
 leaf_id() { printf '1:%x' $((0x100 + $1)); }
@@ -158,8 +162,8 @@ htb_up() {	# senders
 	r=$(inner_rate "$n")
 	{
 		echo "qdisc add dev $SND_IF root handle 1: htb"
-		echo "class add dev $SND_IF parent 1: classid 1:1 htb rate $r ceil $r"
-		echo "class add dev $SND_IF parent 1:1 classid 1:10 htb rate $r ceil $r"
+		echo "class add dev $SND_IF parent 1: classid 1:1 htb rate $r ceil $r quantum $QUANTUM"
+		echo "class add dev $SND_IF parent 1:1 classid 1:10 htb rate $r ceil $r quantum $QUANTUM"
 		for ((i = 0; i < n; i++)); do
 			echo "class add dev $SND_IF parent 1:10 classid $(leaf_id $i) htb rate $LEAF_RATE ceil $r quantum $QUANTUM"
 			echo "filter add dev $SND_IF parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport $((SPORT0 + i)) 0xffff flowid $(leaf_id $i)"
@@ -192,8 +196,8 @@ htbctl_up() {	# senders
 	local n=$1 r i
 	r=$(inner_rate "$n")
 	{
-		ini 'class 1:1' rate="$r"
-		ini 'class 1:10' parent=1:1 rate="$r"
+		ini 'class 1:1' rate="$r" quantum=$QUANTUM
+		ini 'class 1:10' parent=1:1 rate="$r" quantum=$QUANTUM
 		for ((i = 0; i < n; i++)); do
 			ini "class $(leaf_id $i)" parent=1:10 rate=$LEAF_RATE ceil="$r" quantum=$QUANTUM \
 				"match=udp sport $((SPORT0 + i))"
@@ -206,10 +210,10 @@ htbctl_up() {	# senders
 htbctl_check() {	# senders sent: prints the check, 1 if the leaves missed packets
 	local n=$1 sent=$2 c
 	c=$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 |
-		jq -r '[.classes[] | select(.leaf)] | "\(map(.packets) | add) \(map(.dropped) | add) \(map(.overlimits) | add)"')
+		jq -r '[.classes[] | select(.leaf)] | "\(map(.packets) | add) \(map(.drops) | add) \(map(.overlimits) | add) \(map(.borrows) | add)"')
 	set -- $c
-	printf 'htbctl leaves %s pkt, dropped %s, overlimits %s' "$1" "$2" "$3"
-	[ "$1" -ge "$sent" ] && [ "$2" = 0 ]
+	printf 'htbctl leaves %s pkt, dropped %s, overlimits %s, borrowed %s' "${1-?}" "${2-?}" "${3-?}" "${4-?}"
+	[ "${1-0}" -ge "$sent" ] && [ "${2-}" = 0 ] && [ "${3-}" = 0 ]
 }
 htbctl_down() { in_snd "$HTBCTL" unload dev "$SND_IF" >/dev/null; }
 
@@ -221,7 +225,8 @@ nothing_down() { :; }
 
 # run_senders N: N udpblast senders, sender i on CPUS[i] with ports
 # SPORT0+i -> DPORT0+i, started together at one instant so they overlap.
-# Prints "packets cpu_ns pps late_ms user_share" for all of them together.
+# Prints "packets cpu_ns pps late_ms busy errors" for all of them together:
+# busy is their CPU time over their wall time, late_ms the latest start.
 run_senders() {
 	local n=$1 i start pids=() rc=0
 	start=$(($(date +%s%N) + 300000000))	# nsenter and exec take a few ms each
@@ -235,18 +240,21 @@ run_senders() {
 	[ $rc = 0 ] || { echo "bench-path: a sender failed: $(cat "$tmp"/send.*)" >&2; exit 1; }
 	cat "$tmp"/send.* | awk -v n="$n" '
 		{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
-		  pk += v["packets"]; cpu += v["cpu_ns"]; us += v["user_ns"]; pps += v["packets"] / v["elapsed_ns"] * 1e9
+		  pk += v["packets"]; cpu += v["cpu_ns"]; pps += v["packets"] / v["elapsed_ns"] * 1e9
 		  el += v["elapsed_ns"]; if (v["late_ns"] > late) late = v["late_ns"]; err += v["errors"] }
-		END { printf "%d %d %.0f %.1f %.2f %d %.3f\n", pk, cpu, pps, late / 1e6, cpu / el, err, (cpu ? us / cpu : 0) }'
+		END { printf "%d %d %.0f %.1f %.2f %d\n", pk, cpu, pps, late / 1e6, cpu / el, err }'
 }
 
 # run_case ROUND CASE N: one case set up, run with N senders, checked,
 # taken down; a progress line, and a line of $tmp/runs.
 run_case() {
-	local round=$1 case=$2 n=$3 pk cpu pps late busy err ushare check ok=ok
+	local round=$1 case=$2 n=$3 out pk cpu pps late busy err check ok=ok
 	rm -f "$tmp"/send.*
 	"${case}_up" "$n"
-	read -r pk cpu pps late busy err ushare < <(run_senders "$n")
+	out=$(run_senders "$n")
+	read -r pk cpu pps late busy err <<<"$out"
+	# a sender that started a tenth of the run late did not overlap the others
+	awk -v l="$late" -v d="$SECONDS_" 'BEGIN { exit !(l > d * 100) }' && ok=LATE-START
 	check=$("${case}_check" "$n" "$pk") || ok=CHECK-FAILED
 	"${case}_down"
 	[ "$pk" -gt 0 ] || { echo "bench-path: $case with $n senders sent nothing" >&2; exit 1; }
@@ -328,8 +336,8 @@ report() {
 	}' "$tmp/runs"
 	echo "# medians over $ROUNDS rounds; ratios: the case's median over nothing's; ns/pkt: all senders' CPU time (user + sys, the receive softirq included) / packets"
 	echo "# busy: sender CPU time / wall time (below 1: the senders lost CPU to other work)"
-	if grep -q 'CHECK-FAILED' "$tmp/runs"; then
-		echo "# WARNING: some runs failed their check (marked above): shaped, dropped or uncounted packets"
+	if awk -F'\t' '$9 != "ok" { bad = 1 } END { exit !bad }' "$tmp/runs"; then
+		echo "# WARNING: some runs failed a check (marked <- above): CHECK-FAILED shaped, dropped or uncounted packets; LATE-START senders that did not overlap"
 	fi
 }
 
