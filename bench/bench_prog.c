@@ -472,6 +472,13 @@ static void table_size(const struct bench *bn, const struct pkt *p)
 
 /* ---- several CPUs at once (issue 13) ---- */
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 struct mc_worker {
 	pthread_barrier_t *go;
 	int prog, cpu, err;
@@ -557,7 +564,7 @@ static void mc_tree(struct fx *f, int nleaves)
  */
 static void table_cpus(const struct bench *bn)
 {
-	enum { NC = 6, ROUNDS = 7 };
+	enum { NC = 6, ROUNDS = 11 };
 	static const char *const name[NC] = {
 		"flat EDT, a bucket per CPU", "flat EDT, one bucket",
 		"htbctl d1, a leaf per CPU", "htbctl d3, a leaf per CPU",
@@ -567,7 +574,7 @@ static void table_cpus(const struct bench *bn)
 					 mc_own_leaf, mc_one_leaf, mc_own_leaf };
 	const long n = 1000000;
 	int ncpu = bn->ncpus, prog[NC];
-	double one[NC], all[NC];
+	double one[NC], all[NC], ratio[NC][ROUNDS];
 	struct baseline bb;
 	struct fx f, fnb;
 	__u64 bytes0;
@@ -597,16 +604,21 @@ static void table_cpus(const struct bench *bn)
 
 			one[c] = a < one[c] ? a : one[c];
 			all[c] = b < all[c] ? b : all[c];
+			ratio[c][r] = ncpu * a / b;
 		}
-	printf("\n%d CPUs at once (%ld packets each; CPUs", ncpu, n);
+	printf("\n%d CPUs at once (%ld packets each, %d rounds; CPUs", ncpu, n, ROUNDS);
 	for (int i = 0; i < ncpu; i++)
 		printf(" %d", bn->cpus[i]);
-	printf(")\n%-30s %10s %12s %12s\n", "", "1 CPU ns", "N CPUs ns", "aggregate");
-	for (int c = 0; c < NC; c++)
-		printf("%-30s %10.1f %12.1f %11.2fx\n", name[c], one[c], all[c],
-		       ncpu * one[c] / all[c]);
-	printf("(ns per packet per CPU, wall clock; aggregate: N CPUs' packets per second"
-	       " against one CPU's)\n");
+	printf(")\n%-30s %10s %12s %12s %16s\n", "", "1 CPU ns", "N CPUs ns", "aggregate",
+	       "round min-max");
+	for (int c = 0; c < NC; c++) {
+		qsort(ratio[c], ROUNDS, sizeof(double), cmp_double);
+		printf("%-30s %10.1f %12.1f %11.2fx %8.2f-%.2fx\n", name[c], one[c], all[c],
+		       ratio[c][ROUNDS / 2], ratio[c][0], ratio[c][ROUNDS - 1]);
+	}
+	printf("(ns per packet per CPU, wall clock, the best round of each; aggregate: N CPUs'\n"
+	       " packets per second against one CPU's in the same round, the median round;\n"
+	       " a round runs every case on one CPU and then on N)\n");
 	/* every packet of every round, once on one CPU and once on each */
 	printf("root counted %llu bytes of %llu sent (its state and the CPUs' batches)\n",
 	       (unsigned long long)(fx_view(&f, 0).bytes - bytes0),
