@@ -46,7 +46,7 @@ set -euo pipefail	# common.sh says set -u only
 BLAST=$top/$OUT/tests/tools/udpblast
 SPORT0=20000	# sender i: source port SPORT0 + i, classified by it
 DPORT0=30000	# and destination port DPORT0 + i, a sink socket of its own
-SINK_PID= tmp=
+SINK_PID= SENDERS=() tmp=
 
 usage() {
 	echo "usage: scripts/bench-path.sh [--rounds R] [--seconds D] [--cpus N] [--batch B] [--size BYTES]" >&2
@@ -57,7 +57,7 @@ usage() {
 
 # The CPUs of this process's affinity mask, one per line (from "0-3,8").
 affinity_cpus() {
-	local part
+	local part parts
 	IFS=, read -ra parts < <(awk '/^Cpus_allowed_list:/ { print $2 }' /proc/self/status)
 	for part in "${parts[@]}"; do
 		if [[ $part == *-* ]]; then seq "${part%-*}" "${part#*-}"; else echo "$part"; fi
@@ -105,7 +105,9 @@ check_preconditions() {
 # namespaces with the veth pair and what runs in them, the temp directory.
 cleanup() {
 	local pins=/sys/fs/bpf/htbctl/$SND_IF
+	# the sink and senders a Ctrl-C interrupted, by their pids, and reaped
 	[ -z "$SINK_PID" ] || { kill "$SINK_PID" 2>/dev/null; wait "$SINK_PID" 2>/dev/null; } || true
+	[ ${#SENDERS[@]} = 0 ] || { kill "${SENDERS[@]}" 2>/dev/null; wait "${SENDERS[@]}" 2>/dev/null; } || true
 	if [ -n "$SND_IF" ] && [ -e "$pins" ]; then
 		in_snd "$HTBCTL" unload dev "$SND_IF" --force >/dev/null 2>&1 ||
 			"$HTBCTL" unload dev "$SND_IF" --force >/dev/null 2>&1 || true
@@ -150,57 +152,64 @@ sink_up() {
 
 # Rates: every leaf 10gbit (64-byte UDP at 1 Mpps is 0.85 Gbit/s on the
 # wire) and the inner classes at least the sum of their leaves, 100gbit or
-# more, so no class ever runs out of its own tokens or borrows. Quantum set
-# explicitly on every class (rate / r2q is beyond HTB's and htbctl's
-# clamps, and tc warns even for inner classes).
-LEAF_RATE=10gbit QUANTUM=200000
-inner_rate() { local n=$1; echo "$((n * 10 > 100 ? n * 10 : 100))gbit"; }
+# more, so no class ever runs out of its own tokens or borrows.
+# Burst and cburst are given to both, htbctl's defaults (80 KiB + 1 ms of
+# the rate, docs/config.md): with tc's own default (rate / HZ + MTU) this
+# tc shows "burst 0b" at these rates, and HTB counted an overlimit (a mode
+# change, the class into the wait queue) for every packet. Quantum set on
+# every class (rate / r2q is beyond the clamps; tc warns even for inner
+# classes).
+LEAF_GBIT=10 QUANTUM=200000
+inner_gbit() { echo $(($1 * LEAF_GBIT > 100 ? $1 * LEAF_GBIT : 100)); }
+burst_of() { echo "$((81920 + $1 * 125000))b"; }	# gbit -> bytes, as htbctl's default
 leaf_id() { printf '1:%x' $((0x100 + $1)); }
 
 htb_up() {	# senders
-	local n=$1 r i
-	r=$(inner_rate "$n")
+	local n=$1 g i r b l lb
+	g=$(inner_gbit "$n") l=${LEAF_GBIT}gbit
+	r=${g}gbit b=$(burst_of "$g") lb=$(burst_of $LEAF_GBIT)
 	{
 		echo "qdisc add dev $SND_IF root handle 1: htb"
-		echo "class add dev $SND_IF parent 1: classid 1:1 htb rate $r ceil $r quantum $QUANTUM"
-		echo "class add dev $SND_IF parent 1:1 classid 1:10 htb rate $r ceil $r quantum $QUANTUM"
+		echo "class add dev $SND_IF parent 1: classid 1:1 htb rate $r ceil $r burst $b cburst $b quantum $QUANTUM"
+		echo "class add dev $SND_IF parent 1:1 classid 1:10 htb rate $r ceil $r burst $b cburst $b quantum $QUANTUM"
 		for ((i = 0; i < n; i++)); do
-			echo "class add dev $SND_IF parent 1:10 classid $(leaf_id $i) htb rate $LEAF_RATE ceil $r quantum $QUANTUM"
+			echo "class add dev $SND_IF parent 1:10 classid $(leaf_id $i) htb rate $l ceil $r burst $lb cburst $b quantum $QUANTUM"
 			echo "filter add dev $SND_IF parent 1: protocol ip prio 1 u32 match ip protocol 17 0xff match ip sport $((SPORT0 + i)) 0xffff flowid $(leaf_id $i)"
 		done
 	} >"$tmp/htb.batch"
 	in_snd tc -batch "$tmp/htb.batch" >/dev/null 2>"$tmp/tc.err" ||
 		{ echo "bench-path: tc -batch failed: $(head -2 "$tmp/tc.err")" >&2; exit 1; }
 }
-# The leaves' packets, drops and overlimits, and the qdisc's drops,
-# overlimits and requeues: "pkts D O qdrops qover qreq".
-htb_counts() {
-	local leaves
-	leaves=$(for ((i = 0; i < $1; i++)); do leaf_id $i; done | jq -R . | jq -sc .)
-	in_snd tc -s -j class show dev "$SND_IF" |
-		jq -r --argjson l "$leaves" '[.[] | select(.handle as $h | $l | index($h))] |
-			"\(map(.stats.packets) | add) \(map(.stats.drops) | add) \(map(.stats.overlimits) | add)"'
-	in_snd tc -s -j qdisc show dev "$SND_IF" |
-		jq -r '.[] | select(.root) | "\(.drops) \(.overlimits) \(.requeues)"'
+# The leaves' packets, drops, overlimits and borrows, summed: "P D O B".
+# Text: this tc (iproute2 6.1) prints classes as text even with -j.
+htb_counts() {	# senders
+	local i leaves=" "
+	for ((i = 0; i < $1; i++)); do leaves+="$(leaf_id $i) "; done
+	in_snd tc -s class show dev "$SND_IF" | awk -v leaves="$leaves" '
+		/^class / { leaf = index(leaves, " " $3 " ") > 0 }
+		leaf && /^ *Sent / { gsub(/[(),]/, " "); p += $4; d += $7; o += $9 }
+		leaf && /^ *lended:/ { b += $4 }
+		END { printf "%.0f %.0f %.0f %.0f\n", p, d, o, b }'
 }
-htb_check() {	# senders sent: prints the check, 1 if something was shaped
+htb_check() {	# senders sent: prints the check, 1 if something was shaped or missed
 	local c
-	c=$(htb_counts "$1" | tr '\n' ' ')
+	c=$(htb_counts "$1")
 	set -- "$2" $c
-	printf 'HTB leaves %s pkt, dropped %s, overlimits %s; root qdisc dropped %s, overlimits %s, requeues %s' "$2" "$3" "$4" "$5" "$6" "$7"
-	[ "$3" = 0 ] && [ "$4" = 0 ] && [ "$5" = 0 ] && [ "$2" -ge "$1" ]
+	printf 'HTB leaves %s pkt, dropped %s, overlimits %s, borrowed %s' "${2-?}" "${3-?}" "${4-?}" "${5-?}"
+	[ "${2-0}" -ge "$1" ] && [ "${3-}" = 0 ] && [ "${4-}" = 0 ]
 }
 htb_down() { in_snd tc qdisc del dev "$SND_IF" root; }
 
 htbctl_up() {	# senders
-	local n=$1 r i
-	r=$(inner_rate "$n")
+	local n=$1 g i r b l lb
+	g=$(inner_gbit "$n") l=${LEAF_GBIT}gbit
+	r=${g}gbit b=$(burst_of "$g") lb=$(burst_of $LEAF_GBIT)
 	{
-		ini 'class 1:1' rate="$r" quantum=$QUANTUM
-		ini 'class 1:10' parent=1:1 rate="$r" quantum=$QUANTUM
+		ini 'class 1:1' rate="$r" burst="$b" cburst="$b" quantum=$QUANTUM
+		ini 'class 1:10' parent=1:1 rate="$r" burst="$b" cburst="$b" quantum=$QUANTUM
 		for ((i = 0; i < n; i++)); do
-			ini "class $(leaf_id $i)" parent=1:10 rate=$LEAF_RATE ceil="$r" quantum=$QUANTUM \
-				"match=udp sport $((SPORT0 + i))"
+			ini "class $(leaf_id $i)" parent=1:10 rate="$l" ceil="$r" burst="$lb" cburst="$b" \
+				quantum=$QUANTUM "match=udp sport $((SPORT0 + i))"
 		done
 	} >"$tmp/tree.ini"
 	chmod 644 "$tmp/tree.ini"
@@ -228,42 +237,44 @@ nothing_down() { :; }
 # Prints "packets cpu_ns pps late_ms busy errors" for all of them together:
 # busy is their CPU time over their wall time, late_ms the latest start.
 run_senders() {
-	local n=$1 i start pids=() rc=0
+	local n=$1 i start rc=0
+	SENDERS=()
 	start=$(($(date +%s%N) + 300000000))	# nsenter and exec take a few ms each
 	for ((i = 0; i < n; i++)); do
 		in_snd "$BLAST" send --dst "$RCV_IP4" --dport $((DPORT0 + i)) --sport $((SPORT0 + i)) \
 			--cpu "${CPUS[i]}" --seconds "$SECONDS_" --size "$SIZE" --batch "$BATCH" \
 			--start-at "$start" >"$tmp/send.$i" 2>&1 &
-		pids+=($!)
+		SENDERS+=($!)
 	done
-	for i in "${pids[@]}"; do wait "$i" || rc=1; done
+	for i in "${SENDERS[@]}"; do wait "$i" || rc=1; done
+	SENDERS=()
 	[ $rc = 0 ] || { echo "bench-path: a sender failed: $(cat "$tmp"/send.*)" >&2; exit 1; }
-	cat "$tmp"/send.* | awk -v n="$n" '
+	awk '
 		{ for (i = 1; i < NF; i += 2) v[$i] = $(i + 1)
 		  pk += v["packets"]; cpu += v["cpu_ns"]; pps += v["packets"] / v["elapsed_ns"] * 1e9
 		  el += v["elapsed_ns"]; if (v["late_ns"] > late) late = v["late_ns"]; err += v["errors"] }
-		END { printf "%d %d %.0f %.1f %.2f %d\n", pk, cpu, pps, late / 1e6, cpu / el, err }'
+		END { printf "%.0f %.0f %.0f %.1f %.2f %.0f\n", pk, cpu, pps, late / 1e6, cpu / el, err }' "$tmp"/send.*
 }
 
 # run_case ROUND CASE N: one case set up, run with N senders, checked,
 # taken down; a progress line, and a line of $tmp/runs.
 run_case() {
-	local round=$1 case=$2 n=$3 out pk cpu pps late busy err check ok=ok
+	local round=$1 case=$2 n=$3 pk cpu pps late busy err nspp check ok=ok
 	rm -f "$tmp"/send.*
 	"${case}_up" "$n"
-	out=$(run_senders "$n")
-	read -r pk cpu pps late busy err <<<"$out"
-	# a sender that started a tenth of the run late did not overlap the others
-	awk -v l="$late" -v d="$SECONDS_" 'BEGIN { exit !(l > d * 100) }' && ok=LATE-START
+	run_senders "$n" >"$tmp/sum"	# not in $(...): cleanup must see SENDERS
+	read -r pk cpu pps late busy err <"$tmp/sum"
 	check=$("${case}_check" "$n" "$pk") || ok=CHECK-FAILED
 	"${case}_down"
 	[ "$pk" -gt 0 ] || { echo "bench-path: $case with $n senders sent nothing" >&2; exit 1; }
-	printf '# round %d  %d sender(s)  %-8s %8.1f kpps %8.1f ns/pkt  busy %.2f  errors %d  late %.1f ms  %s %s\n' \
-		"$round" "$n" "$case" "$(awk -v p="$pps" 'BEGIN { print p / 1e3 }')" \
-		"$(awk -v c="$cpu" -v p="$pk" 'BEGIN { print c / p }')" "$busy" "$err" "$late" "$check" \
-		"$([ $ok = ok ] || echo "<- $ok")"
+	# a sender that started a tenth of the run late did not overlap the others
+	awk -v l="$late" -v d="$SECONDS_" 'BEGIN { exit !(l > d * 100) }' && ok=LATE-START
+	nspp=$(awk -v c="$cpu" -v p="$pk" 'BEGIN { printf "%.3f", c / p }')
+	printf '# round %d  %d sender(s)  %-8s %8.1f kpps %8.1f ns/pkt  busy %.2f  errors %d  late %.1f ms  %s%s\n' \
+		"$round" "$n" "$case" "$(awk -v p="$pps" 'BEGIN { printf "%.3f", p / 1e3 }')" "$nspp" \
+		"$busy" "$err" "$late" "$check" "$([ $ok = ok ] || echo "  <- $ok")"
 	printf '%d\t%d\t%s\t%d\t%d\t%.0f\t%.3f\t%.3f\t%s\n' "$round" "$n" "$case" "$pk" "$cpu" "$pps" \
-		"$(awk -v c="$cpu" -v p="$pk" 'BEGIN { print c / p }')" "$busy" "$ok" >>"$tmp/runs"
+		"$nspp" "$busy" "$ok" >>"$tmp/runs"
 }
 
 # A short unmeasured run first: resolves the neighbour (the first datagram
@@ -293,9 +304,9 @@ header() {
 	local dirty=
 	[ -z "$(git status --porcelain -- bpf src include 2>/dev/null)" ] || dirty=" (bpf/, src/ or include/ has uncommitted changes)"
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -r) $(git rev-parse --short HEAD 2>/dev/null || echo '?')$dirty"
-	echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $($HTBCTL --version)"
+	echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $("$HTBCTL" --version | head -1) built $(date -u -r "$HTBCTL" +%H:%M:%SZ)"
 	echo "# $SIZE-byte UDP, sendmmsg batches of $BATCH, senders on CPUs ${CPUS[*]}; $ROUNDS rounds of $SECONDS_ s per case; veth with $NCPUS TX queues"
-	echo "# tree: 1:1 -> 1:10 -> one leaf per sender (1:100...), leaves $LEAF_RATE, inner $(inner_rate "$NCPUS") with $NCPUS senders; htbctl --no-qdisc"
+	echo "# tree: 1:1 -> 1:10 -> one leaf per sender (1:100...), leaves ${LEAF_GBIT}gbit, inner $(inner_gbit "$NCPUS")gbit with $NCPUS senders; htbctl --no-qdisc"
 }
 
 # The table: per sender count and case, the medians over rounds of pps
@@ -309,17 +320,23 @@ report() {
 		{ printf 'round\tsenders\tcase\tpackets\tcpu_ns\tpps\tns_per_packet\tbusy\tcheck\n'; cat "$tmp/runs"; } >"$RESULTS/bench-path-runs.tsv"
 	fi
 	awk -F'\t' -v tsv="$tsv" '
-	function median(s,   a, m) {
-		m = split(s, a, " "); asort(a)
-		return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	# the values of a space-separated list into a[1..m], ascending (mawk
+	# has no asort; the lists are a few rounds long)
+	function sorted(s, a,   m, i, j, t) {
+		m = split(s, a, " ")
+		for (i = 2; i <= m; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return m
 	}
-	function lo(s,   a, m) { m = split(s, a, " "); asort(a); return a[1] }
-	function hi(s,   a, m) { m = split(s, a, " "); asort(a); return a[m] }
-	{ k = $2 SUBSEP $3; pps[k] = pps[k] " " $6; ns[k] = ns[k] " " $7; if (!($2 in seen)) { seen[$2]; order[++nn] = $2 } }
+	function median(s,   a, m) { m = sorted(s, a); return (m % 2) ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2 }
+	function lo(s,   a) { sorted(s, a); return a[1] }
+	function hi(s,   a) { return a[sorted(s, a)] }
+	{ k = $2 SUBSEP $3; pps[k] = pps[k] " " $6; ns[k] = ns[k] " " $7; run[$1, k] = $7
+	  if (!($2 in seen)) { seen[$2]; order[++nn] = $2 } if ($1 > nr) nr = $1 }
 	END {
 		name["nothing"] = "nothing"; name["htb"] = "kernel HTB d3"; name["htbctl"] = "htbctl d3"
-		printf "%-8s %-14s %9s %12s %10s %10s   %-15s %s\n", "senders", "case", "kpps", "ns/pkt(CPU)", "pps ratio", "CPU ratio", "kpps range", "ns/pkt range"
-		if (tsv != "") printf "senders\tcase\tkpps\tns_per_packet\tpps_ratio\tcpu_ratio\tkpps_min\tkpps_max\tns_min\tns_max\n" > tsv
+		printf "%-8s %-14s %9s %12s %10s %10s %7s   %-15s %s\n", "senders", "case", "kpps", "ns/pkt(CPU)", "pps ratio", "CPU ratio", "paired", "kpps range", "ns/pkt range"
+		if (tsv != "") printf "senders\tcase\tkpps\tns_per_packet\tpps_ratio\tcpu_ratio\tcpu_ratio_paired\tkpps_min\tkpps_max\tns_min\tns_max\n" > tsv
 		for (i = 1; i <= nn; i++) {
 			n = order[i]
 			p0 = median(pps[n, "nothing"]); c0 = median(ns[n, "nothing"])
@@ -327,15 +344,21 @@ report() {
 			for (j = 1; j <= 3; j++) {
 				k = n SUBSEP cs[j]
 				p = median(pps[k]); c = median(ns[k])
-				printf "%-8s %-14s %9.1f %12.1f %10.3f %10.3f   %-15s %.1f-%.1f\n", n, name[cs[j]], p / 1e3, c, p / p0, c / c0,
+				# paired: the median over rounds of the ratio of the case to
+				# nothing in the same round: a slow round cancels out
+				pr = ""
+				for (r = 1; r <= nr; r++) pr = pr " " run[r, k] / run[r, n, "nothing"]
+				pr = median(pr)
+				printf "%-8s %-14s %9.1f %12.1f %10.3f %10.3f %7.3f   %-15s %.1f-%.1f\n", n, name[cs[j]], p / 1e3, c, p / p0, c / c0, pr,
 					sprintf("%.1f-%.1f", lo(pps[k]) / 1e3, hi(pps[k]) / 1e3), lo(ns[k]), hi(ns[k])
-				if (tsv != "") printf "%s\t%s\t%.1f\t%.1f\t%.4f\t%.4f\t%.1f\t%.1f\t%.1f\t%.1f\n", n, cs[j], p / 1e3, c, p / p0, c / c0,
+				if (tsv != "") printf "%s\t%s\t%.1f\t%.1f\t%.4f\t%.4f\t%.4f\t%.1f\t%.1f\t%.1f\t%.1f\n", n, cs[j], p / 1e3, c, p / p0, c / c0, pr,
 					lo(pps[k]) / 1e3, hi(pps[k]) / 1e3, lo(ns[k]), hi(ns[k]) >> tsv
 			}
 		}
 	}' "$tmp/runs"
-	echo "# medians over $ROUNDS rounds; ratios: the case's median over nothing's; ns/pkt: all senders' CPU time (user + sys, the receive softirq included) / packets"
-	echo "# busy: sender CPU time / wall time (below 1: the senders lost CPU to other work)"
+	echo "# medians over $ROUNDS rounds; ratios: the case's median over nothing's; paired: median over rounds of the round's CPU ratio"
+	echo "# ns/pkt: all senders' CPU time (user + sys, the receive softirq included) / packets; ranges: min-max over rounds"
+	echo "# busy: sender CPU time / wall time (below 1: the senders lost CPU to other work, or to the hypervisor as steal)"
 	if awk -F'\t' '$9 != "ok" { bad = 1 } END { exit !bad }' "$tmp/runs"; then
 		echo "# WARNING: some runs failed a check (marked <- above): CHECK-FAILED shaped, dropped or uncounted packets; LATE-START senders that did not overlap"
 	fi
