@@ -143,13 +143,15 @@ env_share(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_share, &idx);
 }
 
-/* Load-time switch for bench/bench_prog.c only, like bench_no_lock below:
- * every charge applied at once, as before batches, to measure them. */
-const volatile bool bench_no_batch = false;
+/* Load-time switch: every charge applied at once, without batches. The
+ * loader sets it on PREEMPT_RT kernels, where a tc program may be
+ * preempted by another on its CPU between a batch's add and apply
+ * (htb_sched.h, "Batches"); bench/bench_prog.c sets it to measure them. */
+const volatile bool no_batch = false;
 
 static __always_inline struct htb_class_batch *env_batch(__u32 idx)
 {
-	if (bench_no_batch)
+	if (no_batch)
 		return NULL;
 	return bpf_map_lookup_elem(&class_batch, &idx);
 }

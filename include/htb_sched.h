@@ -151,6 +151,10 @@
  * the class's rate, ceil or borrow tokens; a packet due by itself (20 us
  * or more of tokens) is applied at once, as before. Leaves are never
  * batched: a leaf's last_stamp orders its packets and is final at once.
+ * Nor is a class with hysteresis on (its thresholds follow its mode,
+ * which only an apply updates) or with a burst or cburst under 20 us (its
+ * cap would be applied a batch late: htb_batchable). A class's mode and
+ * overlimits change at applies, so once per batch at most.
  * A CPU decides on the class's state minus its own batch, carries
  * included (exactly what applying it would leave), so one CPU alone
  * decides exactly as without batches. What it cannot see is the other
@@ -158,14 +162,17 @@
  * class may send up to (N-1) x HTB_BATCH_NS of its ceil ahead of time on N
  * CPUs (25 kB at 10 Gbit/s on two), and never more over any window; its
  * long-run rate and ceil are unchanged, since every charge is applied once
- * its batch is due. A batch applied later than its packets applies the
+ * its batch is due (a CPU that stops sending to a class keeps its last
+ * batch, under the bound, until it sends there again). A batch applied later than its packets applies the
  * cap (buffer, cbuffer) at that later time: a class at its cap may find
  * a batch's worth fewer tokens, never more. The exact invariant, checked
  * by tests/bpf/test_prog.c after two CPUs charged 2 x 1,000,003 packets:
  * with caps out of reach, tokens - t_c + the cost of the packets applied
  * is constant, and applied plus batched is every packet. A tc program runs
  * with bottom halves off, so nothing else on the CPU touches its batch
- * between the add and the apply.
+ * between the add and the apply; on PREEMPT_RT that does not hold, and
+ * the loader loads the program without batches there (no_batch in
+ * bpf/htbctl.bpf.c).
  * Why not lock-free: 64-bit BPF atomics (fetch-add, cmpxchg) exist on
  * 6.1, but an exact lock-free charge needs the bucket as one word (a
  * virtual finish time, cmpxchg for the cap), an order-independent carry
@@ -371,7 +378,7 @@ HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
 
 /*
  * Apply charges to one class at now (caller holds its lock): one packet's
- * (htb_charge) or a CPU's batch of them (htb_batch_settle). a->r and a->c
+ * (htb_charge) or a CPU's batch of them (htb_class_commit). a->r and a->c
  * are split with the class's carries, so a batch costs exactly what its
  * packets one by one would; a->b is whole ns. blimit, bbuffer: the borrow
  * limit in force (its bucket is kept full while there is none).
@@ -411,8 +418,31 @@ HTB_INLINE void htb_apply(const struct htb_class_conf *c,
 	}
 }
 
+/* A batch's cost in units of 2^-to ns, from 2^-from (the shift when the
+ * batch began): the same cost unless a reload changed the class's rate
+ * meanwhile; then rescaled, to within 1 ns. */
+HTB_INLINE __u64 htb_batch_units(__u64 v, __u8 from, __u8 to)
+{
+	if (from == to)
+		return v;
+	if (from > to)
+		return v >> ((from - to) & 63);
+	return v << ((to - from) & 63);
+}
+
+/* A batch ready to apply to class c: costs in c's current units. */
+HTB_INLINE void htb_batch_rescale(const struct htb_class_conf *c,
+				  struct htb_class_batch *a)
+{
+	a->r = htb_batch_units(a->r, a->rshift, c->rate.shift);
+	a->c = htb_batch_units(a->c, a->cshift, c->ceil.shift);
+	a->rshift = c->rate.shift;
+	a->cshift = c->ceil.shift;
+}
+
 /* Add one packet's costs to a batch. rate: the class is at or above the
- * sending level (pays rate tokens); lender: it is that level. */
+ * sending level (pays rate tokens); lender: it is that level. The caller
+ * keeps the batch in the class's units (htb_class_commit). */
 HTB_INLINE void htb_batch_add(struct htb_class_batch *a, const struct htb_cost *k,
 			      int rate, int lender)
 {
@@ -444,6 +474,16 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 	if (k->blimit && !rate)
 		a.b = htb_carry_ns(k->b, k->bshift, &st->bcarry);
 	htb_apply(c, st, now, &a, k->blimit, k->bbuffer, hyst);
+}
+
+/* Whether a class's charges may wait in a batch: not with hysteresis on
+ * (its thresholds follow the mode, which only an apply updates), nor when
+ * a bucket holds less than a batch (its cap would then be applied a
+ * batch late, costing more than the burst). */
+HTB_INLINE int htb_batchable(const struct htb_class_conf *c, const struct htb_params *p)
+{
+	return !p->hysteresis && c->buffer >= (__s64)HTB_BATCH_NS &&
+	       c->cbuffer >= (__s64)HTB_BATCH_NS;
 }
 
 /* Whether costs of this size are due for the shared state: HTB_BATCH_NS of
@@ -697,11 +737,15 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 		/* what this CPU charged and has not applied yet */
 		const struct htb_class_batch *a = HTB_ENV_BATCH(env, idx);
 
-		if (a) {	/* with the carries: what applying it would take */
+		if (a && a->packets) {	/* with the carries: what applying it would take */
 			__u64 rc = st->rcarry, cc = st->ccarry;
 
-			toks -= (__s64)htb_carry_ns(a->r, c->rate.shift, &rc);
-			ctoks -= (__s64)htb_carry_ns(a->c, c->ceil.shift, &cc);
+			toks -= (__s64)htb_carry_ns(htb_batch_units(a->r, a->rshift,
+								    c->rate.shift),
+						    c->rate.shift, &rc);
+			ctoks -= (__s64)htb_carry_ns(htb_batch_units(a->c, a->cshift,
+								     c->ceil.shift),
+						     c->ceil.shift, &cc);
 			btoks -= (__s64)a->b;
 		}
 	}
@@ -811,7 +855,8 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 	struct htb_class_batch *a, due;
 	struct htb_blimit bl;
 	struct htb_cost k;
-	int rate = j->below <= 0, lender = j->below == 0;
+	int rate = j->below <= 0, lender = j->below == 0, ok;
+	__u32 applied;
 
 	if (!env || !p || !j)
 		return -1;
@@ -821,15 +866,25 @@ HTB_SUBPROG int htb_class_commit(struct htb_env *env, const struct htb_params *p
 	htb_blimit_of(env, p, j->idx, &bl);
 	htb_cost_of(c, &bl, j->len, &k);
 	a = HTB_ENV_BATCH(env, j->idx);
-	if (a && (a->packets || !htb_batch_due(c, k.r, k.c, k.b >> k.bshift))) {
+	ok = a && htb_batchable(c, p);
+	/* a batch left from before a switch to unbatched is applied now */
+	if (a && (a->packets || (ok && !htb_batch_due(c, k.r, k.c, k.b >> k.bshift)))) {
+		if (!a->packets) {
+			a->rshift = c->rate.shift;
+			a->cshift = c->ceil.shift;
+		} else if (a->rshift != c->rate.shift || a->cshift != c->ceil.shift) {
+			htb_batch_rescale(c, a);	/* a reload changed the rate */
+		}
 		htb_batch_add(a, &k, rate, lender);
-		if (a->packets < HTB_BATCH_PKTS && !htb_batch_due(c, a->r, a->c, a->b))
+		if (ok && a->packets < HTB_BATCH_PKTS && !htb_batch_due(c, a->r, a->c, a->b))
 			return 0;	/* the shared state not even looked up */
 		st = HTB_ENV_STATE(env, j->idx);
 		if (!st)
 			return -1;
 		due = *a;
+		applied = a->applied + 1;
 		__builtin_memset(a, 0, sizeof(*a));
+		a->applied = applied;
 		HTB_LOCK(st);
 		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
 		HTB_UNLOCK(st);

@@ -154,19 +154,29 @@ struct htb_class_state {
  * "Batches"). A CPU adds a packet's costs here without a lock and without
  * writing a cache line another CPU writes; it applies the batch to the
  * shared state under the class's lock once it holds HTB_BATCH_PKTS packets
- * or HTB_BATCH_NS of the class's rate or ceil tokens. The class's true
- * counters are its class_state's plus every CPU's batch (`htbctl show`
- * adds them; `bpftool map dump` of class_state shows the applied part).
- * Leaves are never batched: their entries stay zero.
+ * or HTB_BATCH_NS of the class's rate, ceil or borrow tokens. The class's
+ * true counters are its class_state's plus every CPU's batch (`htbctl
+ * show` adds them; `bpftool map dump` of class_state shows the applied
+ * part). Leaves are never batched: their entries stay zero.
  */
 struct htb_class_batch {
-	__u64 r;		/* rate cost, 2^-rate.shift ns (htb_l2t_prod) */
-	__u64 c;		/* ceil cost, 2^-ceil.shift ns */
-	__u64 b;		/* borrow bucket cost, ns */
+	__u64 r;		/* rate cost, 2^-rshift ns (htb_l2t_prod) */
+	__u64 c;		/* ceil cost, 2^-cshift ns */
+	__u64 b;		/* borrow bucket cost, ns (rounded down per packet) */
 	__u64 bytes;
 	__u32 packets;
-	__u16 lends;
-	__u16 borrows;
+	__u8 lends;		/* at most HTB_BATCH_PKTS */
+	__u8 borrows;
+	/* The class's rate.shift and ceil.shift when the batch began: a reload
+	 * that changes the class's rate may change them, and the costs are
+	 * then rescaled to the new ones (htb_batch_units). */
+	__u8 rshift;
+	__u8 cshift;
+	/* Batches of this CPU applied to the class so far (wraps): a reader
+	 * of state and batches retries a class whose batch was applied
+	 * between its reads (maps_read_state). */
+	__u32 applied;
+	__u32 pad;
 };
 
 /* A batch is applied at 32 packets or 20 us of the class's rate or ceil

@@ -133,6 +133,19 @@ static int parse_config(struct load_run *r)
 	return STEP_DONE;
 }
 
+/* Whether the kernel is PREEMPT_RT (/sys/kernel/realtime reads 1): a tc
+ * program may then be preempted on its CPU, and the program runs without
+ * per-CPU batches (include/htb_sched.h, "Batches"). */
+static bool kernel_is_rt(void)
+{
+	FILE *f = fopen("/sys/kernel/realtime", "r");
+	int c = f ? fgetc(f) : EOF;
+
+	if (f)
+		fclose(f);
+	return c == '1';
+}
+
 /* The program and its maps, sized for the config; the verifier runs. */
 static int load_program(struct load_run *r)
 {
@@ -148,6 +161,7 @@ static int load_program(struct load_run *r)
 		p_err(r->ctx, "sizing the BPF maps failed");
 		return STEP_FAILED;
 	}
+	r->skel->rodata->no_batch = kernel_is_rt();
 	rc = htbctl_bpf__load(r->skel);
 	if (rc) {
 		p_err(r->ctx, "loading the BPF program into the kernel: %s%s",

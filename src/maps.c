@@ -10,6 +10,7 @@
 
 #include "maps.h"
 #include "maps_fill.h"
+#include "htb_sched.h"
 #include "pins.h"
 #include "htbctl.skel.h"
 
@@ -349,9 +350,7 @@ int maps_put_conf(const struct maps *m, __u32 gen, __u32 cap, const __u32 *slots
 	return rc;
 }
 
-/* Every CPU's batch of the given slots zeroed: a slot taken by a new class
- * or freed (what a removed class had not applied goes with it). */
-static int clear_batches(const struct maps *m, const __u32 *slots, __u32 n)
+int maps_clear_batches(const struct maps *m, const __u32 *slots, __u32 n)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u32 vsize, chunk = 256;
@@ -381,10 +380,8 @@ int maps_init_state(const struct maps *m, const __u32 *slots,
 		return -ENOMEM;
 	for (__u32 i = 0; i < n; i++)
 		htb_state_init(&st[i], &conf[i], now);
-	rc = clear_batches(m, slots, n);
-	if (!rc)
-		rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), st,
-				     sizeof(*st), n, BPF_F_LOCK);
+	rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), st, sizeof(*st),
+			     n, BPF_F_LOCK);
 	free(st);
 	return rc;
 }
@@ -399,7 +396,7 @@ int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n)
 	rc = map_update_many(m->fd[M_STATE], slots, sizeof(*slots), z, sizeof(*z),
 			     n, BPF_F_LOCK);
 	if (!rc)
-		rc = clear_batches(m, slots, n);
+		rc = maps_clear_batches(m, slots, n);
 	free(z);
 	return rc;
 }
@@ -408,8 +405,12 @@ int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n)
 static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *st,
 		       const struct htb_class_batch *a)
 {
-	st->tokens -= (__s64)(a->r >> c->rate.shift);
-	st->ctokens -= (__s64)(a->c >> c->ceil.shift);
+	if (!a->packets)
+		return;
+	st->tokens -= (__s64)(htb_batch_units(a->r, a->rshift, c->rate.shift) >>
+			      c->rate.shift);
+	st->ctokens -= (__s64)(htb_batch_units(a->c, a->cshift, c->ceil.shift) >>
+			       c->ceil.shift);
 	st->btokens -= (__s64)a->b;
 	st->bytes += a->bytes;
 	st->packets += a->packets;
@@ -417,33 +418,77 @@ static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *s
 	st->borrows += a->borrows;
 }
 
+/* Whether CPU k's batch of a class was applied between two reads. */
+static bool applied_between(const struct htb_class_batch *b1,
+			    const struct htb_class_batch *b2, int ncpu)
+{
+	for (int k = 0; k < ncpu; k++)
+		if (b1[k].applied != b2[k].applied)
+			return true;
+	return false;
+}
+
+/* One class read again alone, batches before and after its state, until
+ * no batch was applied in between (a few tries; then as read). */
+static int reread_class(const struct maps *m, __u32 slot, int ncpu,
+			struct htb_class_state *st, struct htb_class_batch *b1,
+			struct htb_class_batch *b2)
+{
+	for (int t = 0; t < 4; t++) {
+		if (bpf_map_lookup_elem(m->fd[M_BATCH], &slot, b1) ||
+		    bpf_map_lookup_elem_flags(m->fd[M_STATE], &slot, st, BPF_F_LOCK) ||
+		    bpf_map_lookup_elem(m->fd[M_BATCH], &slot, b2))
+			return -errno;
+		if (!applied_between(b1, b2, ncpu))
+			break;
+	}
+	return 0;
+}
+
+/*
+ * State and batches of n slots in chunks of 256: batches, state, batches.
+ * A batch applied between the two batch reads may or may not be in the
+ * state read (it would be counted twice or not at all), so such a class
+ * is read again alone (reread_class).
+ */
 int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 		    __u32 n, struct htb_class_state *st)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u32 chunk = 256;
-	struct htb_class_batch *b;
-	int rc = array_read(m->fd[M_STATE], 0, n, st, sizeof(*st), BPF_F_LOCK);
+	int ncpu = libbpf_num_possible_cpus(), rc = 0;
+	const __u32 chunk = 256;
+	struct htb_class_batch *b1, *b2;
+	__u32 vsize;
 
-	if (rc || ncpu < 1)
-		return rc ? rc : -EINVAL;
-	b = calloc((size_t)chunk * (__u32)ncpu, sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	for (__u32 first = 0; first < n && !rc; first += chunk) {
+	if (ncpu < 1)
+		return -EINVAL;
+	vsize = (__u32)ncpu * sizeof(*b1);
+	b1 = calloc(chunk, vsize);
+	b2 = calloc(chunk, vsize);
+	for (__u32 first = 0; first < n && !rc && b1 && b2; first += chunk) {
 		__u32 cnt = n - first < chunk ? n - first : chunk;
 
-		rc = array_read(m->fd[M_BATCH], first, cnt, b, (__u32)ncpu * sizeof(*b), 0);
+		rc = array_read(m->fd[M_BATCH], first, cnt, b1, vsize, 0);
+		if (!rc)
+			rc = array_read(m->fd[M_STATE], first, cnt, st + first, sizeof(*st),
+					BPF_F_LOCK);
+		if (!rc)
+			rc = array_read(m->fd[M_BATCH], first, cnt, b2, vsize, 0);
 		for (__u32 i = 0; i < cnt && !rc; i++) {
 			const struct htb_class_conf *c = &conf[first + i];
+			struct htb_class_batch *x = b1 + (size_t)i * ncpu, *y = b2 + (size_t)i * ncpu;
 
 			if ((c->flags & (HTB_CONF_VALID | HTB_CONF_LEAF)) != HTB_CONF_VALID)
 				continue;
-			for (int k = 0; k < ncpu; k++)
-				fold_batch(c, &st[first + i], &b[(size_t)i * (__u32)ncpu + k]);
+			if (applied_between(x, y, ncpu))
+				rc = reread_class(m, first + i, ncpu, &st[first + i], x, y);
+			for (int k = 0; k < ncpu && !rc; k++)
+				fold_batch(c, &st[first + i], &y[k]);
 		}
 	}
-	free(b);
+	if (!b1 || !b2)
+		rc = -ENOMEM;
+	free(b1);
+	free(b2);
 	return rc;
 }
 

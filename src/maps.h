@@ -84,6 +84,11 @@ int maps_init_state(const struct maps *m, const __u32 *slots,
 		    const struct htb_class_conf *conf, __u32 n, __u64 now);
 /* class_state of the slots zeroed (classes removed). */
 int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n);
+/* Every CPU's batch of the given slots zeroed (struct htb_class_batch):
+ * a slot a new class takes, one that turns from leaf to inner class, or
+ * one freed; only while the program leaves them alone (not inner classes
+ * of the generation in force). */
+int maps_clear_batches(const struct maps *m, const __u32 *slots, __u32 n);
 /* class_state of slots 0..n-1 as the classes stand: each inner class's
  * applied state with every CPU's batch added (counters) and taken off its
  * buckets (struct htb_class_batch); conf: the slots' conf, the active

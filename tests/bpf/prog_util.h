@@ -73,7 +73,7 @@ static inline void fx_size(struct fx *f)
 
 /* The bench's variants of the program (its load-time switches). */
 #define PU_NO_LOCK	1	/* bench_no_lock: without bpf_spin_locks */
-#define PU_NO_BATCH	2	/* bench_no_batch: every charge at once */
+#define PU_NO_BATCH	2	/* no_batch: every charge at once */
 
 /* Open and load the program (the skeleton) with cap class slots (0:
  * PU_MAXC); variant: PU_NO_* switches. Returns 0 or -errno. */
@@ -87,7 +87,7 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 	if (!f->skel)
 		return -errno;
 	f->skel->rodata->bench_no_lock = !!(variant & PU_NO_LOCK);
-	f->skel->rodata->bench_no_batch = !!(variant & PU_NO_BATCH);
+	f->skel->rodata->no_batch = !!(variant & PU_NO_BATCH);
 	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);

@@ -387,7 +387,8 @@ Test(prog, identical_to_userspace_model_and_non_decreasing)
 		b = fx_batch(&F, i, 0);
 		cr_expect_eq(memcmp(&b, &ub[i], sizeof(b)), 0, "class %u: batch", i);
 	}
-	cr_expect_gt(batched, 1000, "packets left in a batch: %llu", (unsigned long long)batched);
+	/* (every other 2000 packets run with hysteresis, unbatched) */
+	cr_expect_gt(batched, 300, "packets left in a batch: %llu", (unsigned long long)batched);
 	cr_expect_gt(us[2].drops + us[3].drops + us[4].drops, 0);
 	cr_expect_gt(us[2].borrows + us[3].borrows + us[4].borrows, 0);
 }

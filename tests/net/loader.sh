@@ -84,8 +84,9 @@ test_filter_attached_direct_action() {
 test_pins_complete() {
 	local f missing=
 	load_a
-	for f in class_state class_conf runtime tree_conf cls_prio cls_mark cls_dst4 cls_src4 \
-		 cls_dst6 cls_src6 cls_port cls_cgroup dev_stats meta cls_shadow htb_egress; do
+	for f in class_state class_conf class_share class_batch runtime tree_conf cls_prio \
+		 cls_mark cls_dscp cls_dst4 cls_src4 cls_dst6 cls_src6 cls_port cls_cgroup \
+		 dev_stats flow_state meta cls_shadow htb_egress; do
 		[ -e "$(pins)/$f" ] || missing+=" $f"
 	done
 	[ -z "$missing" ] || fail "missing$missing"

@@ -143,13 +143,14 @@ static struct htb_class_state root_view(const struct sim *s)
  * reach, the same stamps and levels (the CPU's view of a class is its
  * state minus its batch, carries included: what applying it would leave)
  * and, once applied, the same buckets, carries and counters. */
-Test(batch, one_cpu_as_without_batches)
+static void one_cpu(__u32 hyst)
 {
 	static struct sim a, b;
-	__u64 worst = 0;
+	__u64 worst = 0, held = 0;
 
 	sim_init(&a, 1ull << 40, GBIT(40), true);
 	sim_init(&b, 1ull << 40, GBIT(40), false);
+	a.p.hysteresis = b.p.hysteresis = hyst;
 	for (int i = 0; i < 3; i++)	/* empty: the caps stay out of reach */
 		a.st[i].tokens = a.st[i].ctokens = b.st[i].tokens = b.st[i].ctokens = 0;
 	for (int i = 0; i < NPKT; i++) {
@@ -161,6 +162,14 @@ Test(batch, one_cpu_as_without_batches)
 								     : b.t[b.n - 1] - a.t[a.n - 1]);
 		a.p.now += 50;	/* 1.9x the root's 10 Gbit/s at 1.2 kB average */
 		b.p.now += 50;
+		held += a.batch[0][0].packets;
+	}
+	if (hyst) {	/* nothing batched: the thresholds follow the mode */
+		cr_expect_eq(held, 0);
+		cr_expect_eq(a.st[0].overlimits, b.st[0].overlimits);
+		cr_expect_eq(a.st[0].mode, b.st[0].mode);
+	} else {
+		cr_expect_gt(held, 0);
 	}
 	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
 	/* apply what is pending, at the last packet's clock */
@@ -174,10 +183,41 @@ Test(batch, one_cpu_as_without_batches)
 	cr_expect_eq(a.st[0].lends, b.st[0].lends);
 	cr_expect_eq(a.st[0].borrows, b.st[0].borrows);
 	cr_expect_eq(a.st[1].tokens, b.st[1].tokens);
-	cr_expect_gt(b.st[0].lends, 0);
-	cr_expect_gt(b.st[1].borrows, 0);	/* the leaf borrowed: the root lent */
+	if (!hyst) {	/* (on, the leaf's huge burst keeps it at its own level) */
+		cr_expect_gt(b.st[0].lends, 0);
+		cr_expect_gt(b.st[1].borrows, 0);	/* the leaf borrowed: the root lent */
+	}
 	sim_free(&a);
 	sim_free(&b);
+}
+
+Test(batch, one_cpu_as_without_batches)
+{
+	one_cpu(0);
+}
+
+/* With hysteresis on a class's thresholds follow its mode, which only an
+ * apply updates: nothing is batched, and everything matches, overlimits
+ * and mode too. */
+Test(batch, hysteresis_on_not_batched)
+{
+	one_cpu(1);
+}
+
+/* A class whose burst is under a batch is not batched (its cap would be
+ * applied a batch late). */
+Test(batch, small_burst_not_batched)
+{
+	static struct sim s;
+
+	sim_init(&s, 12000, GBIT(10), true);	/* 9.6 us at 10 Gbit/s */
+	for (int i = 0; i < 1000; i++) {
+		cr_assert_eq(send1(&s, 0, 64), HTB_SEND);
+		cr_assert_eq(s.batch[0][0].packets, 0, "packet %d batched", i);
+		s.p.now += 100;
+	}
+	cr_expect_eq(s.st[0].packets, 1000);
+	sim_free(&s);
 }
 
 /* After every packet each CPU holds less than a batch: under 32 packets
@@ -254,4 +294,50 @@ Test(batch, overshoot_bounded_by_a_batch_per_other_cpu)
 		      (double)b.t[b.n - 1]);
 	sim_free(&a);
 	sim_free(&b);
+}
+
+/* A reload that changes an inner class's rate may change its l2t shift
+ * while CPUs hold batches in the old units: the next packet rescales the
+ * batch, so what is pending keeps its worth in ns (within 1 ns). */
+Test(batch, rate_change_rescales_a_pending_batch)
+{
+	static struct sim s;
+	struct htb_class_conf old;
+	__u64 before_r, before_c;
+	__s64 ct0, want, took;
+	struct htb_class_params cp = {
+		.classid = 0x10001, .rate_Bps = GBIT(1) / 100, .ceil_Bps = GBIT(1) / 100,
+		.burst = 125000, .cburst = 125000, .limit_ns = SEC,
+	};
+	const struct htb_class_batch *a = &s.batch[0][0];
+
+	sim_init(&s, 125000, GBIT(10), true);
+	for (int i = 0; i < 5; i++)
+		cr_assert_eq(send1(&s, 0, 1500), HTB_SEND);
+	cr_assert_eq(a->packets, 5);
+	old = s.conf[0];
+	before_r = a->r >> old.rate.shift;
+	before_c = a->c >> old.ceil.shift;
+	/* the root at 10 Mbit/s: another shift, and a frame is due alone */
+	cp.path[cp.depth++] = 0;
+	cr_assert_eq(htb_conf_from_params(&cp, &s.conf[0]), 0);
+	cr_assert_neq(s.conf[0].rate.shift, old.rate.shift);
+	/* a 64-byte packet: not due alone, goes into the batch, which is
+	 * rescaled first; then it is due (10 Mbit/s) and applied */
+	ct0 = s.st[0].ctokens;
+	cr_assert_eq(send1(&s, 0, 64), HTB_SEND);
+	cr_expect_eq(a->packets, 0, "the rescaled batch was applied");
+	cr_expect_eq(s.st[0].packets, 6);
+	/* what the apply took from the ceil bucket (the clock stood still):
+	 * the five frames' ns at the old rate, within 1, and the new packet's
+	 * at 10 Mbit/s */
+	want = (__s64)(before_c + htb_l2t_ns(&s.conf[0].ceil, 64));
+	took = ct0 - s.st[0].ctokens;
+	cr_expect(took >= want - 1 && took <= want + 1, "took %lld ns, want %lld",
+		  (long long)took, (long long)want);
+	cr_expect_gt(before_r, 0);
+	cr_expect_eq(htb_batch_units(1000ull << 20, 20, 24), 1000ull << 24);
+	cr_expect_eq(htb_batch_units(1000ull << 24, 24, 20), 1000ull << 20);
+	cr_expect_eq(htb_batch_units(12345, 7, 7), 12345);
+	sim_free(&s);
 }
