@@ -57,6 +57,10 @@
 #include "edt_baseline.skel.h"
 
 #define TBIT	(1000ull * PU_GBIT(1))
+/* 8 MB: 67 us at 1 Tbit/s. A class whose bucket holds less than a batch's
+ * 20 us is not batched (include/htb_sched.h, htb_batchable), and the 1 MB
+ * these trees had (8 us) kept every class of the N-CPU table unbatched. */
+#define BURST	(8u << 20)
 
 /* The command line. */
 struct bench {
@@ -176,8 +180,8 @@ static void use_prio_only(struct fx *f)
 static void chain(struct fx *f, int depth, int borrow)
 {
 	struct htb_class_params p = {
-		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
-		.cburst = 1 << 20, .limit_ns = PU_SEC,
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = BURST,
+		.cburst = BURST, .limit_ns = PU_SEC,
 	};
 
 	for (int i = 0; i < depth; i++) {
@@ -196,8 +200,8 @@ static void chain(struct fx *f, int depth, int borrow)
 static __u32 tree3(struct fx *f, __u32 n, int borrow, __u32 *first_leaf)
 {
 	struct htb_class_params top = {
-		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
-		.cburst = 1 << 20, .limit_ns = PU_SEC,
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = BURST,
+		.cburst = BURST, .limit_ns = PU_SEC,
 	}, low = top;
 	__u32 inner = (__u32)sqrt((double)n);
 
@@ -542,8 +546,8 @@ static __u32 mc_own_top(int i) { return PU_CLASSID(2 + mc_nleaves + i); }
 static void mc_tree(struct fx *f, int nleaves)
 {
 	struct htb_class_params c = {
-		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = 1 << 20,
-		.cburst = 1 << 20, .limit_ns = PU_SEC,
+		.rate_Bps = TBIT, .ceil_Bps = TBIT, .burst = BURST,
+		.cburst = BURST, .limit_ns = PU_SEC,
 	};
 
 	die_err(fx_class_p(f, 0, HTB_NO_CLASS, &c), "root");
