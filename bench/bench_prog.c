@@ -43,8 +43,11 @@
  *   first N CPUs of the affinity mask at once (--cpus N; default all),
  *   wall clock per packet and the aggregate against one CPU: the flat
  *   program with a bucket per CPU (the ceiling: nothing shared) and with
- *   one bucket for all, htbctl at depth 3 with a leaf per CPU under a
- *   shared parent and root, and all on one leaf.
+ *   one bucket for all, htbctl at depth 1 with a leaf per CPU (nothing
+ *   shared), at depth 3 with a leaf per CPU under a shared parent and
+ *   root, with and without batches (the load-time switch no_batch), and
+ *   all on one leaf; rounds of one CPU then N, the median of the rounds'
+ *   ratios.
  */
 #define _GNU_SOURCE
 #include <getopt.h>

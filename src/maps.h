@@ -82,7 +82,7 @@ int maps_put_conf(const struct maps *m, __u32 gen, __u32 cap, const __u32 *slots
 /* class_state of slots[i]: full buckets for conf[i] as of now. */
 int maps_init_state(const struct maps *m, const __u32 *slots,
 		    const struct htb_class_conf *conf, __u32 n, __u64 now);
-/* class_state of the slots zeroed (classes removed). */
+/* class_state and every CPU's batch of the slots zeroed (classes removed). */
 int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n);
 /* Every CPU's batch of the given slots zeroed (struct htb_class_batch):
  * a slot a new class takes, one that turns from leaf to inner class, or
