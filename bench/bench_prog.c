@@ -171,6 +171,48 @@ static void die_err(int err, const char *what)
 	}
 }
 
+/*
+ * The program loaded with cap class slots on the real clock: classes get
+ * their state as of now. (fx_open starts the test clock at PU_T0, 1000 s:
+ * on a machine up for less than that, states began in the future, never
+ * refilled, and every "within rate" case measured a leaf over its rate.)
+ */
+static int bench_open(struct fx *f, __u32 cap, int variant)
+{
+	int err = fx_open_variant(f, cap, variant);
+
+	if (err)
+		return err;
+	f->runtime.test_now_ns = 0;
+	return fx_set_runtime(f);
+}
+
+/* Dies unless every packet the leaf sent was sent at the level the case
+ * is named after: at its own rate (it lent), or borrowed (all but the few,
+ * 0.1%, that its 8 kbit/s rate lets through, about one a second). */
+static void expect_level(struct fx *f, __u32 leaf, int borrow, const char *name)
+{
+	struct htb_class_state st = fx_state(f, leaf);
+	__u64 n;
+
+	for (int cpu = 0; cpu < libbpf_num_possible_cpus(); cpu++) {	/* fx_view, any slot */
+		struct htb_class_batch a = fx_batch(f, leaf, cpu);
+
+		st.packets += a.packets;
+		st.lends += a.lends;
+		st.borrows += a.borrows;
+	}
+	n = borrow ? st.borrows : st.lends;
+
+	if (!st.packets || (borrow ? n * 1000 < st.packets * 999 : n != st.packets)) {
+		fprintf(stderr, "bench: %s: the leaf %s %llu of its %llu packets: the case "
+			"does not measure what it is named\n", name, borrow ? "borrowed for" : "lent",
+			(unsigned long long)(borrow ? st.borrows : st.lends),
+			(unsigned long long)st.packets);
+		exit(1);
+	}
+}
+
 static void use_prio_only(struct fx *f)
 {
 	f->runtime.test_now_ns = 0;
@@ -250,7 +292,7 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 	int n = 0;
 
 	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
-	die_err(fx_open(f0, 16), "load htbctl (root?)");
+	die_err(bench_open(f0, 16, 0), "load htbctl (root?)");
 	chain(f0, 1, 0);
 	/* a classid that is no class: one cls_prio miss, no default */
 	cs[n++] = (struct bcase){ .prog = f0->prog, .in = { .priority = PU_CLASSID(9) } };
@@ -259,7 +301,7 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 			for (int v = 0; v < 2; v++) {
 				struct fx *f = &fd[i][mode][v];
 
-				die_err(fx_open_variant(f, 16, v), "load htbctl");
+				die_err(bench_open(f, 16, v), "load htbctl");
 				chain(f, depths[i], mode);
 				cs[n++] = (struct bcase){ .prog = f->prog,
 					.in = { .priority = PU_CLASSID(depths[i] - 1) } };
@@ -281,6 +323,8 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 
 			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
 				 mode ? "borrow from top" : "leaf within rate");
+			expect_level(&fd[i][mode][0], (__u32)depths[i] - 1, mode && depths[i] > 1, name);
+			expect_level(&fd[i][mode][1], (__u32)depths[i] - 1, mode && depths[i] > 1, name);
 			printf("%-30s %10.1f %7.2fx %12.1f %10.1f\n", name, lk, lk / base,
 			       nl, (lk - nl) / depths[i]);
 			if (i == 0)
@@ -320,7 +364,7 @@ static void table_share(const struct bench *bn, const struct baseline *b,
 				};
 				__u32 leaf = (__u32)depths[i] - 1;
 
-				die_err(fx_open(f, 16), "load htbctl");
+				die_err(bench_open(f, 16, 0), "load htbctl");
 				chain(f, depths[i], mode);
 				if (lease) {
 					die_err(bpf_map_update_elem(f->maps.fd[M_SHARE], &leaf, &sh, 0)
@@ -340,6 +384,8 @@ static void table_share(const struct bench *bn, const struct baseline *b,
 
 			snprintf(name, sizeof(name), "depth %d, %s", depths[i],
 				 mode ? "borrow from top" : "leaf within rate");
+			expect_level(&fd[i][mode][0], (__u32)depths[i] - 1, mode && depths[i] > 1, name);
+			expect_level(&fd[i][mode][1], (__u32)depths[i] - 1, mode && depths[i] > 1, name);
 			printf("%-30s %10.1f %10.1f %7.2fx %8.1f\n", name, cs[k].min,
 			       cs[k + 1].min, cs[k + 1].min / cs[0].min, cs[k + 1].min - cs[k].min);
 		}
@@ -380,7 +426,7 @@ static void table_aqm(const struct bench *bn, const struct baseline *b,
 		for (int v = 0; v < NV; v++) {
 			__u32 leaf = (__u32)depths[i] - 1;
 
-			die_err(fx_open(&fd[i][v], 16), "load htbctl");
+			die_err(bench_open(&fd[i][v], 16, 0), "load htbctl");
 			chain(&fd[i][v], depths[i], 0);
 			if (v)
 				leaf_aqm(&fd[i][v], leaf, v == 3);
@@ -395,6 +441,7 @@ static void table_aqm(const struct bench *bn, const struct baseline *b,
 			char name[64];
 
 			snprintf(name, sizeof(name), "depth %d, %s", depths[i], vname[v]);
+			expect_level(&fd[i][v], (__u32)depths[i] - 1, 0, name);
 			printf("%-30s %10.1f %7.2fx %8.1f\n", name, cs[k].min,
 			       cs[k].min / cs[0].min, cs[k].min - cs[1 + i * NV].min);
 		}
@@ -438,9 +485,9 @@ static void table_size(const struct bench *bn, const struct pkt *p)
 
 		if (sz > bn->max_classes)
 			continue;
-		die_err(fx_open(&f0, sz), "load htbctl");
+		die_err(bench_open(&f0, sz, 0), "load htbctl");
 		tree3(&f0, sz, 0, &first);
-		die_err(fx_open(&f1, sz), "load htbctl");
+		die_err(bench_open(&f1, sz, 0), "load htbctl");
 		nleaves = tree3(&f1, sz, 1, &first);
 		baseline_open(&bb, sz);
 		cs[0] = (struct bcase){ .prog = bb.prog, .in = { .priority = PU_CLASSID(first) } };
@@ -449,6 +496,8 @@ static void table_size(const struct bench *bn, const struct pkt *p)
 		cs[2] = (struct bcase){ .prog = f1.prog,
 			.in = { .priority = PU_CLASSID(first + nleaves - 1) } };
 		measure(bn, cs, 3, p);
+		expect_level(&f0, first + nleaves - 1, 0, "depth 3, own rate");
+		expect_level(&f1, first + nleaves - 1, 1, "depth 3, borrowed");
 		prio = calloc(nleaves, sizeof(*prio));
 		for (__u32 i = 0; i < nleaves; i++)
 			prio[i] = PU_CLASSID(first + i);
@@ -593,10 +642,10 @@ static void table_cpus(const struct bench *bn)
 	}
 	baseline_open(&bb, (__u32)ncpu);
 	mc_nleaves = ncpu;
-	die_err(fx_open(&f, 2 * (__u32)ncpu + 2 < 16 ? 16 : 2 * (__u32)ncpu + 2),
+	die_err(bench_open(&f, 2 * (__u32)ncpu + 2 < 16 ? 16 : 2 * (__u32)ncpu + 2, 0),
 		"load htbctl");
 	mc_tree(&f, ncpu);
-	die_err(fx_open_variant(&fnb, f.cap, PU_NO_BATCH), "load htbctl");
+	die_err(bench_open(&fnb, f.cap, PU_NO_BATCH), "load htbctl");
 	mc_tree(&fnb, ncpu);
 	bytes0 = fx_view(&f, 0).bytes;
 	prog[0] = prog[1] = bb.prog;
@@ -613,6 +662,11 @@ static void table_cpus(const struct bench *bn)
 			all[c] = b < all[c] ? b : all[c];
 			ratio[c][r] = ncpu * a / b;
 		}
+	for (int i = 0; i < 2 * ncpu; i++) {
+		expect_level(&f, 2 + (__u32)i, 0, "N CPUs");
+		if (i < ncpu)
+			expect_level(&fnb, 2 + (__u32)i, 0, "N CPUs, no batches");
+	}
 	printf("\n%d CPUs at once (%ld packets each, %d rounds; CPUs", ncpu, n, ROUNDS);
 	for (int i = 0; i < ncpu; i++)
 		printf(" %d", bn->cpus[i]);
@@ -649,7 +703,7 @@ static void two_cpus(void)
 		struct timespec t0, t1;
 		double wall;
 
-		die_err(fx_open_variant(&f, 16, v), "load htbctl");
+		die_err(bench_open(&f, 16, v), "load htbctl");
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		die_err(pu_two_cpus(&f, np, &r), "two CPUs");
 		clock_gettime(CLOCK_MONOTONIC, &t1);

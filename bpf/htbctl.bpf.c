@@ -181,6 +181,18 @@ const volatile bool bench_no_lock = false;
 #define HTB_ENV_FLOW(env, idx, hash)	env_flow(idx, hash)
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
 #define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
+/* *p = max(*p, v) against other CPUs doing the same without a lock: a
+ * failed cmpxchg means another CPU moved *p, and four tries are plenty
+ * (each failure needs a packet of the class on another CPU in between). */
+#define HTB_RAISE(p, v)	do {							\
+	__u64 o_ = *(volatile __u64 *)(p), v_ = (v);				\
+	for (int i_ = 0; i_ < 4 && o_ < v_; i_++) {				\
+		__u64 w_ = __sync_val_compare_and_swap((p), o_, v_);		\
+		if (w_ == o_)							\
+			break;							\
+		o_ = w_;							\
+	}									\
+} while (0)
 
 /* The per-class steps of htb_sched.h as global subprograms: each is
  * verified once, alone (see there). */

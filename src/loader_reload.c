@@ -559,39 +559,8 @@ static int write_next_generation(struct reload_run *r)
 	return 0;
 }
 
-/* Kept slots whose class turns into an inner class (to_inner) or into a
- * leaf: their batches, which only inner classes use, are cleared (struct
- * htb_class_batch): into an inner class before the flip (a leaf's batch
- * is never touched), into a leaf after it (what was not applied is lost,
- * up to a batch per CPU). Returns how many, in *out (malloc'ed). */
-static __u32 turning(const struct reload_run *r, bool to_inner, __u32 **out)
-{
-	__u32 n = 0, *v = alloc_n(r->hw ? r->hw : 1, sizeof(*v));
-
-	for (__u32 s = 0; v && s < r->hw; s++) {
-		bool was_leaf = r->active[s].flags & HTB_CONF_LEAF;
-		bool is_leaf = r->plan.conf[s].flags & HTB_CONF_LEAF;
-
-		if (r->kept[s] && (r->active[s].flags & HTB_CONF_VALID) &&
-		    was_leaf != is_leaf && is_leaf != to_inner)
-			v[n++] = s;
-	}
-	*out = v;
-	return v ? n : 0;
-}
-
-/* Batches cleared as turning() says; 0 or -errno. */
-static int clear_turning(struct reload_run *r, bool to_inner)
-{
-	__u32 *v, n = turning(r, to_inner, &v);
-	int rc = !v ? -ENOMEM : n ? maps_clear_batches(&r->maps, v, n) : 0;
-
-	free(v);
-	return rc;
-}
-
-/* 2. new classes start full, with no batches; classes turning into inner
- * ones start without batches too */
+/* 2. new classes start full, with no batches (a kept class keeps its
+ * batches, leaf or inner: both kinds batch alike) */
 static int init_new_classes(struct reload_run *r)
 {
 	struct htb_class_conf *conf = plan_conf_of(r, r->newslots, r->nnew);
@@ -601,8 +570,6 @@ static int init_new_classes(struct reload_run *r)
 	free(conf);
 	if (!rc)
 		rc = maps_clear_batches(&r->maps, r->newslots, r->nnew);
-	if (!rc)
-		rc = clear_turning(r, true);
 
 	if (rc) {
 		p_err(r->ctx, "initializing class_state: %s; the tree in force is "
@@ -676,9 +643,6 @@ static int remove_old(struct reload_run *r)
 	rc = r->ngone ? maps_clear_state(&r->maps, r->gone, r->ngone) : 0;
 	if (rc)
 		p_warn(r->ctx, "clearing the state of removed classes: %s", strerror(-rc));
-	rc = clear_turning(r, false);
-	if (rc)
-		p_warn(r->ctx, "clearing the batches of classes now leaves: %s", strerror(-rc));
 	return 0;
 }
 

@@ -401,7 +401,7 @@ int maps_clear_state(const struct maps *m, const __u32 *slots, __u32 n)
 	return rc;
 }
 
-/* An inner class's state with one CPU's batch in it. */
+/* A class's state with one CPU's batch in it. */
 static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *st,
 		       const struct htb_class_batch *a)
 {
@@ -477,7 +477,7 @@ int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 			const struct htb_class_conf *c = &conf[first + i];
 			struct htb_class_batch *x = b1 + (size_t)i * ncpu, *y = b2 + (size_t)i * ncpu;
 
-			if ((c->flags & (HTB_CONF_VALID | HTB_CONF_LEAF)) != HTB_CONF_VALID)
+			if (!(c->flags & HTB_CONF_VALID))
 				continue;
 			if (applied_between(x, y, ncpu))
 				rc = reread_class(m, first + i, ncpu, &st[first + i], x, y);

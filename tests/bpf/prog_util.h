@@ -209,17 +209,21 @@ static inline struct htb_class_batch fx_batch(struct fx *f, __u32 idx, int cpu)
 static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx);
 
 /* Class idx as `htbctl show` sees it: its applied state with every CPU's
- * batch in it (maps_read_state). */
+ * batch in it (maps_read_state), by the conf of the generation in force. */
 static inline struct htb_class_state fx_view(struct fx *f, __u32 idx)
 {
 	struct htb_class_conf c[PU_MAXC];
 	struct htb_class_state st[PU_MAXC];
 
 	memset(st, 0, sizeof(st));
+	memset(c, 0, sizeof(c));
 	if (idx >= PU_MAXC)
 		return st[0];
-	for (__u32 i = 0; i <= idx; i++)
-		c[i] = fx_conf(f, i);
+	for (__u32 i = 0; i <= idx; i++) {
+		__u32 key = (f->runtime.gen & 1) * f->cap + i;
+
+		bpf_map_lookup_elem(f->conf, &key, &c[i]);
+	}
 	maps_read_state(&f->maps, c, idx + 1, st);
 	return st[idx];
 }
@@ -546,19 +550,23 @@ struct pu_2cpu {
 /*
  * Root(100G) -> parent(40G, ceil 100G) -> leaves 2 and 3 (10G, ceil 100G),
  * buffers of 1e6 s (caps out of reach), buckets starting at 0, real clock;
- * CPU 0 sends n packets of 1000 bytes to leaf 2, CPU 1 to leaf 3, at once.
+ * CPU 0 sends n packets of 1000 bytes to leaf 2, CPU 1 to leaf 3, at once;
+ * or (one_leaf) both to leaf 2, every class of its path at 1 Tbit/s, more
+ * than two CPUs send, so it lends: its packets skip its lock.
  * The invariant checked (worst_ns): each bucket's applied state moved by
  * exactly the costs of the packets applied to it (sf's packets); what is
  * not applied is in the CPUs' batches, and with them (vf) every byte and
  * packet is counted.
  */
-static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
+static inline int pu_two_cpus_on(struct fx *f, long n, int one_leaf, struct pu_2cpu *r)
 {
 	const __s64 huge = 1000000ll * PU_SEC;
 	const __u64 huge_s = huge / PU_SEC;
 	struct htb_class_params par = { .limit_ns = 50 * PU_SEC };
-	struct pu_worker w[2] = { { f, 0, 2, n, 0 }, { f, 1, 3, n, 0 } };
-	const __u64 rates[4] = { PU_GBIT(100), PU_GBIT(40), PU_GBIT(10), PU_GBIT(10) };
+	struct pu_worker w[2] = { { f, 0, 2, n, 0 }, { f, 1, one_leaf ? 2 : 3, n, 0 } };
+	const __u64 sib[4] = { PU_GBIT(100), PU_GBIT(40), PU_GBIT(10), PU_GBIT(10) };
+	const __u64 one[4] = { PU_GBIT(1000), PU_GBIT(1000), PU_GBIT(1000), PU_GBIT(10) };
+	const __u64 *rates = one_leaf ? one : sib;
 	const __u32 parents[4] = { HTB_NO_CLASS, 0, 1, 1 };
 	pthread_t th[2];
 	__u64 now;
@@ -569,7 +577,7 @@ static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
 	f->runtime.test_now_ns = 0;
 	if ((r->err = fx_set_runtime(f)))
 		return r->err;
-	par.ceil_Bps = PU_GBIT(100);
+	par.ceil_Bps = rates[0];
 	par.cburst = huge_s * par.ceil_Bps;
 	for (__u32 i = 0; i < 4; i++) {
 		par.rate_Bps = rates[i];
@@ -623,6 +631,11 @@ static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
 	r->lost_parent = 2LL * n * r->len - (long long)r->vf[1].bytes;
 	r->lost_root = 2LL * n * r->len - (long long)r->vf[0].bytes;
 	return r->err;
+}
+
+static inline int pu_two_cpus(struct fx *f, long n, struct pu_2cpu *r)
+{
+	return pu_two_cpus_on(f, n, 0, r);
 }
 
 #endif

@@ -178,10 +178,10 @@ Test(prog, ceil_caps_a_borrowing_class)
 	}
 	/* its own 1 Mbit pays whenever its bucket is ready by the stamp:
 	 * 2 packets of burst, then one per 12 ms of the 118.8 ms */
-	cr_expect_eq(fx_state(&F, 1).lends, 11);
-	cr_expect_eq(fx_state(&F, 1).borrows, 89);
-	cr_expect_eq(fx_state(&F, 0).lends, 89);
-	cr_expect_eq(fx_state(&F, 1).mode, HTB_MODE_CANT_SEND);
+	cr_expect_eq(fx_view(&F, 1).lends, 11);
+	cr_expect_eq(fx_view(&F, 1).borrows, 89);
+	cr_expect_eq(fx_view(&F, 0).lends, 89);
+	cr_expect_eq(fx_view(&F, 1).mode, HTB_MODE_CANT_SEND);
 }
 
 /* The sharing loop's limit (class_share) while its lease runs: 1 Mbit/s
@@ -212,7 +212,7 @@ Test(prog, borrow_limit_from_the_sharing_loop)
 		T = send_ok(1, 1500);
 	cr_expect(fabs((double)(T - T1) / (50 * 12000000.0) - 1) < 0.01,
 		  "%.3f ms per packet", (T - T1) / 50 / 1e6);
-	cr_expect_eq(fx_state(&F, 1).shaped_until, T, "shaped_until is the last stamp");
+	cr_expect_eq(fx_view(&F, 1).shaped_until, T, "shaped_until is the last stamp");
 	F.runtime.share_until_ns = 0;
 	cr_assert_eq(fx_clock(&F, T), 0);
 	T1 = send_ok(1, 1500);
@@ -236,8 +236,8 @@ Test(prog, borrows_when_parent_has_tokens)
 	cr_expect_eq(send_ok(1, 1500), T0);
 	cr_expect_eq(send_ok(1, 1500), T0 + 1200000);	/* parent's pace */
 	cr_expect_eq(send_ok(1, 1500), T0 + 2400000);
-	cr_expect_eq(fx_state(&F, 1).borrows, 2);
-	cr_expect_eq(fx_state(&F, 0).lends, 2);
+	cr_expect_eq(fx_view(&F, 1).borrows, 2);
+	cr_expect_eq(fx_view(&F, 0).lends, 2);
 }
 
 Test(prog, no_borrowing_when_parent_has_none)
@@ -245,12 +245,12 @@ Test(prog, no_borrowing_when_parent_has_none)
 	two_leaves();
 	for (int i = 0; i < 101; i++)
 		send_ok(2, 1500);
-	cr_expect_eq(fx_state(&F, 0).tokens, -120 * (__s64)MS);
+	cr_expect_eq(fx_view(&F, 0).tokens, -120 * (__s64)MS);
 	cr_expect_eq(send_ok(1, 1500), T0);
 	cr_expect_eq(send_ok(1, 1500), T0);
 	for (int i = 1; i <= 8; i++)
 		cr_expect_eq(send_ok(1, 1500), T0 + i * 12 * MS);
-	cr_expect_eq(fx_state(&F, 1).borrows, 0);
+	cr_expect_eq(fx_view(&F, 1).borrows, 0);
 }
 
 Test(prog, chain_8_deep)
@@ -268,10 +268,10 @@ Test(prog, chain_8_deep)
 		prev = T;
 	}
 	for (int i = 1; i < 8; i++) {
-		cr_expect_eq(fx_state(&F, i).borrows, fx_state(&F, 0).lends);
-		cr_expect_eq(fx_state(&F, i).bytes, 100 * 1500);
+		cr_expect_eq(fx_view(&F, i).borrows, fx_view(&F, 0).lends);
+		cr_expect_eq(fx_view(&F, i).bytes, 100 * 1500);
 	}
-	cr_expect_gt(fx_state(&F, 0).lends, 80);
+	cr_expect_gt(fx_view(&F, 0).lends, 80);
 }
 
 /* Hysteresis flipped in the runtime map between two runs of the same
@@ -294,7 +294,7 @@ Test(prog, hysteresis_on_vs_off_runtime_flip)
 	cr_expect_eq(n_on, 21);
 	cr_expect_eq(on[21], T0 + 13200000);
 	cr_expect_eq(off[39], on[39]);
-	cr_expect_eq(fx_state(&F, 0).overlimits, 1);
+	cr_expect_eq(fx_view(&F, 0).overlimits, 1);
 }
 
 Test(prog, drop_beyond_limit)
@@ -307,13 +307,13 @@ Test(prog, drop_beyond_limit)
 	for (int i = 0; i < 10; i++)
 		sent += fx_send(&F, 1, 1500).retval == TC_ACT_OK_;
 	cr_expect_eq(sent, 6);
-	before = fx_state(&F, 1);
+	before = fx_view(&F, 1);
 	cr_expect_eq(before.drops, 4);
 	cr_expect_eq(fx_dev_stats(&F).drops, 4);
 	cr_expect_eq(fx_send(&F, 1, 1500).retval, TC_ACT_SHOT_);
-	cr_expect_eq(fx_state(&F, 1).tokens, before.tokens);
-	cr_expect_eq(fx_state(&F, 1).packets, 6);
-	cr_expect_eq(fx_state(&F, 0).packets, 6);
+	cr_expect_eq(fx_view(&F, 1).tokens, before.tokens);
+	cr_expect_eq(fx_view(&F, 1).packets, 6);
+	cr_expect_eq(fx_view(&F, 0).packets, 6);
 }
 
 /*
@@ -491,10 +491,10 @@ static int classified(const struct pkt *p, const struct run_in *in,
 	int which = -1;
 
 	for (__u32 i = 1; i <= 8; i++)
-		before[i] = fx_state(&F, i).packets;
+		before[i] = fx_view(&F, i).packets;
 	cr_assert_eq(fx_run(&F, p, in, &o), 0);
 	for (__u32 i = 1; i <= 8; i++)
-		if (fx_state(&F, i).packets != before[i]) {
+		if (fx_view(&F, i).packets != before[i]) {
 			cr_assert_eq(which, -1, "charged twice");
 			which = i;
 		}
@@ -849,7 +849,7 @@ Test(prog, gso_charged_by_wire_len)
 	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
 	/* 45000 - 1500 bytes of debt at 80 ns per byte */
 	cr_expect_eq(o.tstamp, T0 + 43500ull * 80);
-	cr_expect_eq(fx_state(&F, 0).bytes, 90000);
+	cr_expect_eq(fx_view(&F, 0).bytes, 90000);
 }
 
 /* TCP stamps its own EDT time: honoured (never moved earlier), and the
@@ -939,10 +939,10 @@ Test(prog, two_cpus_no_lost_charge, .timeout = 300)
 		cr_skip_test("needs 2 CPUs");
 	err = pu_two_cpus(&F, N, &r);
 	cr_assert_eq(err, 0, "%s", strerror(-err));
-	cr_expect_eq(r.sf[2].packets, N);
-	cr_expect_eq(r.sf[3].packets, N);
-	cr_expect_eq(r.sf[2].bytes, N * r.len);
-	cr_expect_eq(r.sf[3].bytes, N * r.len);
+	cr_expect_eq(r.vf[2].packets, N);
+	cr_expect_eq(r.vf[3].packets, N);
+	cr_expect_eq(r.vf[2].bytes, N * r.len);
+	cr_expect_eq(r.vf[3].bytes, N * r.len);
 	cr_expect_eq(r.lost_parent, 0, "parent lost %lld bytes", r.lost_parent);
 	cr_expect_eq(r.lost_root, 0, "root lost %lld bytes", r.lost_root);
 	cr_expect_eq(r.vf[0].packets, 2 * N);
@@ -958,7 +958,34 @@ Test(prog, two_cpus_no_lost_charge, .timeout = 300)
 	cr_expect_eq(r.vf[0].lends + r.vf[1].lends + r.vf[2].lends + r.vf[3].lends, 2 * N);
 	cr_log_info("2 CPUs x %ld packets: lends root %llu, parent %llu, leaves %llu/%llu",
 		    N, (unsigned long long)r.vf[0].lends, (unsigned long long)r.vf[1].lends,
-		    (unsigned long long)r.sf[2].lends, (unsigned long long)r.sf[3].lends);
+		    (unsigned long long)r.vf[2].lends, (unsigned long long)r.vf[3].lends);
+}
+
+/* Both CPUs on one leaf within its rate: the leaf's charges go through
+ * each CPU's batch without its lock (htb_leaf_commit), and the same exact
+ * invariant holds for every class, the leaf's included. */
+Test(prog, two_cpus_one_leaf_no_lost_charge, .timeout = 300)
+{
+	const long N = 1000003;
+	struct pu_2cpu r;
+	int err;
+
+	if (libbpf_num_possible_cpus() < 2 || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		cr_skip_test("needs 2 CPUs");
+	err = pu_two_cpus_on(&F, N, 1, &r);
+	cr_assert_eq(err, 0, "%s", strerror(-err));
+	cr_expect_eq(r.vf[2].packets, 2 * N);
+	cr_expect_eq(r.vf[2].bytes, 2 * N * r.len);
+	cr_expect_eq(r.vf[2].lends, 2 * N, "the leaf lent %llu", (unsigned long long)r.vf[2].lends);
+	cr_expect_eq(r.vf[3].packets, 0);
+	cr_expect_eq(r.lost_parent, 0, "parent lost %lld bytes", r.lost_parent);
+	cr_expect_eq(r.lost_root, 0, "root lost %lld bytes", r.lost_root);
+	cr_expect_lt(r.pending_max, HTB_BATCH_PKTS);
+	/* the leaf's applied state is behind by less than a batch per CPU */
+	cr_expect_leq(2 * N - (long)r.sf[2].packets, 2 * (HTB_BATCH_PKTS - 1));
+	cr_expect_lt((long)r.sf[2].packets, 2 * N - 0, "nothing batched");
+	cr_expect(r.worst_ns == 0, "token arithmetic off by %.3f ns", r.worst_ns);
+	cr_expect_eq(r.sf[2].drops, 0);
 }
 
 /* ARP and IPv6 neighbour discovery pass unshaped and uncharged, even when
@@ -982,8 +1009,8 @@ Test(prog, link_control_bypasses_a_full_class)
 	pkt_udp4(&p, 1500);
 	for (int i = 0; i < 10; i++)
 		cr_assert_eq(fx_run(&F, &p, &in, NULL), 0);
-	cr_assert_gt(fx_state(&F, 1).drops, 0);	/* the default class is full */
-	before = fx_state(&F, 1);
+	cr_assert_gt(fx_view(&F, 1).drops, 0);	/* the default class is full */
+	before = fx_view(&F, 1);
 
 	memset(&arp, 0, sizeof(arp));
 	memset(arp.data, 0xff, 6);
@@ -1002,9 +1029,9 @@ Test(prog, link_control_bypasses_a_full_class)
 	ds = fx_dev_stats(&F);
 	cr_expect_eq(ds.control_packets, 2);
 	cr_expect_eq(ds.control_bytes, 42 + p.len);
-	cr_expect_eq(fx_state(&F, 1).packets, before.packets);
-	cr_expect_eq(fx_state(&F, 1).tokens, before.tokens);
-	cr_expect_eq(fx_state(&F, 1).drops, before.drops);
+	cr_expect_eq(fx_view(&F, 1).packets, before.packets);
+	cr_expect_eq(fx_view(&F, 1).tokens, before.tokens);
+	cr_expect_eq(fx_view(&F, 1).drops, before.drops);
 
 	p.data[14 + 40] = 128;	/* echo request: ordinary traffic */
 	cr_assert_eq(fx_run(&F, &p, &in, &o), 0);
@@ -1040,9 +1067,9 @@ static struct run_out until_signal(const struct pkt *pk, __u64 gap_ns,
 
 	for (int i = 0; i < 5000; i++, now += gap_ns) {
 		cr_assert_eq(fx_clock(&F, now), 0);
-		*before = fx_state(&F, 0);
+		*before = fx_view(&F, 0);
 		cr_assert_eq(fx_run(&F, pk, &in, &o), 0);
-		if (fx_state(&F, 0).aqm_drops + fx_state(&F, 0).ecn_marks)
+		if (fx_view(&F, 0).aqm_drops + fx_view(&F, 0).ecn_marks)
 			return o;
 		cr_assert_eq(o.retval, TC_ACT_OK_, "packet %d dropped without a signal", i);
 	}
@@ -1065,7 +1092,7 @@ static struct run_out first_signal(int v6, unsigned ecn, bool ecn_on, struct pkt
 	if (!v6)
 		cr_assert_eq(pkt_ip4_sum(pk->data), 0xffff);
 	o = until_signal(pk, 400000, before);
-	*after = fx_state(&F, 0);
+	*after = fx_view(&F, 0);
 	return o;
 }
 
@@ -1131,7 +1158,7 @@ Test(prog, codel_identical_to_userspace_model)
 
 	cr_assert_eq(fx_codel_leaf(&F, 0, MBIT(10), true), 0);
 	uc = fx_conf(&F, 0);
-	us = fx_state(&F, 0);
+	us = fx_view(&F, 0);
 	srand(12);
 	for (int i = 0; i < 6000; i++) {
 		int v6 = rand() & 1, v;
@@ -1153,7 +1180,7 @@ Test(prog, codel_identical_to_userspace_model)
 		if (v != HTB_DROP)
 			cr_assert_eq(o.tstamp, d.tstamp, "packet %d", i);
 	}
-	k = fx_state(&F, 0);
+	k = fx_view(&F, 0);
 	cr_expect_eq(k.ecn_marks, us.ecn_marks);
 	cr_expect_eq(k.aqm_drops, us.aqm_drops);
 	cr_expect_eq(k.codel_count, us.codel_count);
@@ -1182,7 +1209,7 @@ Test(prog, codel_quiet_within_rate_and_when_off)
 		cr_assert_eq(o.retval, TC_ACT_OK_);
 		cr_assert_eq(pkt_ecn(o.head, 0), 2);
 	}
-	k = fx_state(&F, 0);
+	k = fx_view(&F, 0);
 	cr_expect_eq(k.ecn_marks + k.aqm_drops, 0);
 
 	cr_assert_eq(fx_class(&F, 1, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, 10 * SEC), 0);
@@ -1193,7 +1220,7 @@ Test(prog, codel_quiet_within_rate_and_when_off)
 		cr_assert_eq(o.retval, TC_ACT_OK_);
 		cr_assert_eq(pkt_ecn(o.head, 0), 2);
 	}
-	k = fx_state(&F, 1);
+	k = fx_view(&F, 1);
 	cr_expect_eq(k.ecn_marks + k.aqm_drops + k.drops, 0);
 	cr_expect_eq(k.packets, 3000);
 }
@@ -1264,8 +1291,8 @@ Test(prog, sparse_flow_leaves_ahead_of_the_bulk)
 	cr_expect(o.tstamp >= last + cost - 2 && o.tstamp <= last + cost + 2,
 		  "the bulk moved back %llu ns, its own and the small packet's cost %llu",
 		  o.tstamp - last, cost);
-	cr_expect_leq(fx_state(&F, 0).sparse_packets, 3);
-	cr_expect_geq(fx_state(&F, 0).sparse_packets, 2);
+	cr_expect_leq(fx_view(&F, 0).sparse_packets, 3);
+	cr_expect_geq(fx_view(&F, 0).sparse_packets, 2);
 	for (int err = bpf_map_get_next_key(bpf_map__fd(F.skel->maps.flow_state), NULL, &next);
 	     !err; err = bpf_map_get_next_key(bpf_map__fd(F.skel->maps.flow_state), &k, &next)) {
 		cr_expect_eq(next.slot, 0);
@@ -1296,6 +1323,6 @@ Test(prog, a_flood_of_new_flows_leaves_at_the_class_rate, .timeout = 120)
 	got = bytes * SEC / (now - T0 - SEC);
 	cr_expect(got >= MBIT(10) * 98 / 100 && got <= MBIT(10) * 102 / 100,
 		  "%llu bytes/s left (rate %llu), %d of 30000 sent, %llu sparse",
-		  got, MBIT(10), sent, fx_state(&F, 0).sparse_packets);
-	cr_expect_gt(fx_state(&F, 0).sparse_packets, 1000);
+		  got, MBIT(10), sent, fx_view(&F, 0).sparse_packets);
+	cr_expect_gt(fx_view(&F, 0).sparse_packets, 1000);
 }

@@ -341,3 +341,163 @@ Test(batch, rate_change_rescales_a_pending_batch)
 	cr_expect_eq(htb_batch_units(12345, 7, 7), 12345);
 	sim_free(&s);
 }
+
+/* A leaf of 1 Gbit/s under the root (10 Gbit/s), buckets empty and their
+ * caps out of reach, sending len-byte packets in phases: over its rate
+ * (a queue builds: the locked path) and under it (once the queue has
+ * drained, the packets lend: the unlocked path through the batch). */
+static void leaf_phases(struct sim *s, __u64 leaf_ceil, bool batches)
+{
+	sim_init(s, 1ull << 40, leaf_ceil, batches);
+	for (int i = 0; i < 3; i++)
+		s->st[i].tokens = s->st[i].ctokens = 0;
+	for (int ph = 0; ph < 20; ph++)
+		for (int i = 0; i < 5000; i++) {
+			cr_assert_eq(send1(s, 0, 1000), HTB_SEND);
+			/* 1000 B is 8 us at 1 Gbit/s: 4 us apart is 2x, 16 us 0.5x */
+			s->p.now += ph % 2 ? 16 * US : 4 * US;
+			/* an empty root: its batch is applied at the leaf's pace */
+		}
+}
+
+/* The leaf's own charges skip its lock while it lends (htb_leaf_commit):
+ * one CPU decides as without batches, through both paths and every
+ * switch between them, and once applied the leaf's bucket and counters
+ * are the same. Over its rate it queues (ceil = rate) or borrows. */
+static void leaf_batched(__u64 leaf_ceil)
+{
+	static struct sim a, b;
+	__u64 worst = 0, lends = 0;
+
+	leaf_phases(&a, leaf_ceil, true);
+	leaf_phases(&b, leaf_ceil, false);
+	cr_assert_eq(a.n, b.n);
+	for (__u32 i = 0; i < a.n; i++)
+		worst = HTB_MAX(worst, a.t[i] > b.t[i] ? a.t[i] - b.t[i] : b.t[i] - a.t[i]);
+	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
+	lends = a.batch[0][1].lends + a.st[1].lends;
+	cr_expect_gt(a.batch[0][1].packets + a.batch[0][1].applied, 0, "the leaf never batched");
+	cr_expect_eq(lends, b.st[1].lends);
+	cr_expect_gt(b.st[1].lends, 0);
+	if (leaf_ceil > GBIT(1))
+		cr_expect_gt(b.st[1].borrows, 0, "no phase over the rate");
+	else
+		cr_expect_gt(b.st[1].shaped_until, 0, "no phase over the rate");
+	htb_apply(&a.conf[1], &a.st[1], a.p.now - 16 * US, &a.batch[0][1], 0, 0, 0);
+	cr_expect_eq(a.st[1].tokens, b.st[1].tokens);
+	cr_expect_eq(a.st[1].ctokens, b.st[1].ctokens);
+	cr_expect_eq(a.st[1].rcarry, b.st[1].rcarry);
+	cr_expect_eq(a.st[1].bytes, b.st[1].bytes);
+	cr_expect_eq(a.st[1].packets, b.st[1].packets);
+	cr_expect_eq(a.st[1].shaped_until, b.st[1].shaped_until);
+	/* a stamp not ahead of now is not written there (it orders nothing) */
+	cr_expect_leq(a.st[1].last_stamp, b.st[1].last_stamp);
+	sim_free(&a);
+	sim_free(&b);
+}
+
+Test(batch, leaf_queueing_and_within_its_rate) { leaf_batched(GBIT(1)); }
+Test(batch, leaf_borrowing_and_within_its_rate) { leaf_batched(GBIT(2)); }
+
+/* CoDel and sparse flows beside the leaf's batch: a 10 Gbit/s leaf with
+ * both on under a 100 Gbit/s root, a bulk flow at 2x the rate in some
+ * phases (a queue builds, CoDel drops) and at half in others (it drains,
+ * the leaf lends through its batch), some after a silence (the queue
+ * gone at once), a ping flow throughout (sparse).
+ * One CPU with batches decides every packet as without them, caps out of
+ * reach. (At a cap a batch is pessimistic: applied at once, its packets
+ * find the refill beyond the cap lost that, one by one, they would have
+ * spent; under a batch of tokens, see "Batches".) */
+#define FL_N	4096u
+struct fsim {
+	struct htb_class_conf conf[2];
+	struct htb_class_state st[2];
+	struct htb_class_batch batch[2];
+	struct htb_flow flows[FL_N];
+	struct htb_env env;
+	struct htb_params p;
+};
+
+static void fsim_init(struct fsim *s, bool batches)
+{
+	struct htb_class_params root = {
+		.classid = 0x10001, .rate_Bps = GBIT(100), .ceil_Bps = GBIT(100),
+		.burst = 1ull << 40, .cburst = 1ull << 40, .limit_ns = SEC,
+	}, leaf = {
+		.classid = 0x10002, .rate_Bps = GBIT(10), .ceil_Bps = GBIT(10),
+		.burst = 1ull << 40, .cburst = 1ull << 40, .limit_ns = 100 * MS,
+		.leaf = true, .aqm = true, .flows = true,
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->p.now = T0;
+	s->p.horizon_ns = HTB_DEFAULT_HORIZON_NS;
+	root.path[root.depth++] = 0;
+	leaf.path[leaf.depth++] = 1;
+	leaf.path[leaf.depth++] = 0;
+	cr_assert_eq(htb_conf_from_params(&root, &s->conf[0]), 0);
+	cr_assert_eq(htb_conf_from_params(&leaf, &s->conf[1]), 0);
+	htb_state_init(&s->st[0], &s->conf[0], T0);
+	htb_state_init(&s->st[1], &s->conf[1], T0);
+	for (int i = 0; i < 2; i++)	/* empty: the caps stay out of reach */
+		s->st[i].tokens = s->st[i].ctokens = 0;
+	s->env = (struct htb_env){ .conf = s->conf, .state = s->st, .n = 2,
+				   .flows = s->flows, .nflows = FL_N,
+				   .batch = batches ? s->batch : NULL };
+}
+
+/* One packet of flow hash; the flow's entry added as the program does
+ * (flow_add) when the decision says it is new. */
+static int fsend(struct fsim *s, __u32 hash, __u32 len, __u64 *T)
+{
+	struct htb_decision d;
+	int v;
+
+	s->p.flow_hash = hash;
+	v = htb_schedule(&s->env, &s->conf[1], &s->p, len, 0, &d);
+	*T = d.tstamp;
+	return v;
+}
+
+Test(batch, codel_and_sparse_flows_as_without_batches)
+{
+	static struct fsim a, b;
+	__u64 ta, tb, worst = 0, sent = 0, held = 0;
+
+	fsim_init(&a, true);
+	fsim_init(&b, false);
+	for (int ph = 0; ph < 8; ph++)
+		for (int i = 0; i < 250000; i++) {
+			/* 1500 B is 1.2 us at 10 Gbit/s: 0.6 us apart is 2x (150
+			 * ms: CoDel enters), 2.4 us is half */
+			__u64 gap = ph % 2 ? 2400 : 600;
+
+			if (i == 0 && ph % 4 == 2) {	/* silence: the queue is gone at once */
+				a.p.now += 200 * MS;
+				b.p.now += 200 * MS;
+			}
+			int va = fsend(&a, 7, 1500, &ta), vb = fsend(&b, 7, 1500, &tb);
+
+			cr_assert_eq(va, vb, "phase %d packet %d: verdict %d against %d", ph, i, va, vb);
+			worst = HTB_MAX(worst, ta > tb ? ta - tb : tb - ta);
+			sent += va == HTB_SEND;
+			if (i % 100 == 0) {	/* a ping, sparse */
+				va = fsend(&a, 1000 + (__u32)i, 98, &ta);
+				vb = fsend(&b, 1000 + (__u32)i, 98, &tb);
+				cr_assert_eq(va, vb);
+				worst = HTB_MAX(worst, ta > tb ? ta - tb : tb - ta);
+			}
+			held += a.batch[1].packets;
+			a.p.now += gap;
+			b.p.now += gap;
+		}
+	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
+	cr_expect_gt(held, 0, "the leaf never batched");
+	cr_expect_gt(b.st[1].aqm_drops, 0, "CoDel never acted");
+	cr_expect_gt(b.st[1].sparse_packets, 0, "no sparse packet");
+	cr_expect_eq(a.st[1].aqm_drops, b.st[1].aqm_drops);
+	cr_expect_eq(a.st[1].sparse_packets, b.st[1].sparse_packets);
+	cr_expect_eq(a.st[1].drops, b.st[1].drops);
+	cr_expect_eq(a.st[1].packets + a.batch[1].packets, b.st[1].packets);
+	cr_expect_gt(sent, 0);
+}
