@@ -755,8 +755,8 @@ HTB_INLINE __u64 htb_flow_update(struct htb_flow *fl, __u64 T, __u64 end,
 	return v;
 }
 
-HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
-				__u32 idx, struct htb_ready *out)
+HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
+			    __u32 idx, struct htb_ready *out)
 {
 	const struct htb_class_conf *c;
 	const struct htb_class_batch *a;
@@ -800,6 +800,12 @@ HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
 	return 0;
 }
 
+HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
+				__u32 idx, struct htb_ready *out)
+{
+	return htb_ready_of(env, p, idx, out);
+}
+
 /* The leaf's charge under its lock: with what this CPU's batch holds for
  * it, if anything (a leaf's batch is applied at its next locked packet,
  * so the state's tokens and counters are never more than a batch behind). */
@@ -833,15 +839,85 @@ HTB_INLINE int htb_leaf_unlocked(const struct htb_class_conf *c,
 	       !HTB_LOAD_ONCE(st->codel_first_above) && !HTB_LOAD_ONCE(st->codel_dropping);
 }
 
-/* Step 2a, the leaf: final T against last_stamp, the limit, CoDel, the
- * charge, under its lock; or, within its rate, through this CPU's batch
- * without it (htb_leaf_unlocked). Returns an enum htb_verdict. */
+/* Step 2a without the lock (htb_leaf_unlocked), for a leaf that lends at
+ * the packet's own time (j->T == j->own_ts, j->below == 0): the charge
+ * into this CPU's batch. HTB_SEND when done, -1 when the packet needs the
+ * locked step. */
+HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_params *p,
+				     struct htb_job *j)
+{
+	const struct htb_class_conf *c = HTB_ENV_CONF(env, j->idx);
+	struct htb_class_state *st = HTB_ENV_STATE(env, j->idx);
+	struct htb_class_batch *a = HTB_ENV_BATCH(env, j->idx), due;
+	struct htb_flow *fl = (void *)0;
+	struct htb_blimit bl;
+	struct htb_cost k;
+	__u64 limit, fl_last = 0, end = 0;
+	int flows, take;
+
+	if (!c || !st || !a || !htb_batchable(c, p))
+		return -1;
+	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	flows = (c->flags & HTB_CONF_FLOWS) && HTB_ENV_HAS_FLOWS(env);
+	if (flows) {
+		fl = HTB_ENV_FLOW(env, j->idx, p->flow_hash);
+		if (fl)
+			fl_last = fl->last_stamp;
+		end = htb_flow_end(fl, p->now, k.r >> c->rate.shift);
+	}
+	if (!htb_leaf_unlocked(c, st, p, j, fl_last, limit, 1))
+		return -1;
+	j->flags = fl || !flows ? 0 : HTB_JOB_FLOW_NEW;
+	take = htb_batch_take(c, a, &k, 1, 1, 1);
+	if (flows)
+		j->vfinish = htb_flow_update(fl, j->T, end, 0);
+	/* a stamp not ahead of now orders nothing (any later packet's floor
+	 * is its own now): not written, so CPUs sending to one leaf within
+	 * its rate share no written line */
+	if (j->T > p->now)
+		HTB_RAISE(&st->last_stamp, j->T);
+	if (take > 0)
+		return HTB_SEND;
+	if (take == 0)
+		htb_batch_out(a, &due);
+	HTB_LOCK(st);
+	if (take == 0)
+		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
+	else	/* due by itself */
+		htb_charge(c, st, p->now, &k, 1, 1, p->hysteresis);
+	HTB_UNLOCK(st);
+	return HTB_SEND;
+}
+
+/* Steps 1 and 2a for the leaf in one call, the common case: its snapshot
+ * into *r, and when it lends at the packet's own time the unlocked charge
+ * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
+ * HTB_UNSHAPED for a broken leaf). */
+HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
+			       struct htb_job *j, struct htb_ready *r)
+{
+	if (!env || !p || !j || !r)
+		return HTB_UNSHAPED;
+	if (htb_ready_of(env, p, j->idx, r))
+		return HTB_UNSHAPED;
+	if (HTB_MAX(r->c, r->r) > j->own_ts || r->last_stamp > j->own_ts)
+		return -1;
+	j->T = j->own_ts;
+	j->below = 0;
+	return htb_leaf_try_unlocked(env, p, j);
+}
+
+/* Step 2a, the leaf under its lock: final T against last_stamp, the
+ * limit, CoDel, the charge with the leaf's pending batch. Returns an enum
+ * htb_verdict. */
 HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 				struct htb_job *j)
 {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
-	struct htb_class_batch *a, due;
+	struct htb_class_batch *a;
 	struct htb_flow *fl = (void *)0;
 	struct htb_blimit bl;
 	struct htb_cost k;
@@ -869,28 +945,6 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 			fl_last = fl->last_stamp;
 		lane = (k.r >> c->rate.shift) << HTB_SPARSE_SHIFT;
 		end = htb_flow_end(fl, p->now, lane >> HTB_SPARSE_SHIFT);
-	}
-	if (a && htb_leaf_unlocked(c, st, p, j, fl_last, limit, htb_batchable(c, p))) {
-		int take = htb_batch_take(c, a, &k, 1, 1, 1);
-
-		if (flows)
-			j->vfinish = htb_flow_update(fl, T, end, 0);
-		/* a stamp not ahead of now orders nothing (any later packet's
-		 * floor is its own now): not written, so CPUs sending to one
-		 * leaf within its rate share no written line */
-		if (T > p->now)
-			HTB_RAISE(&st->last_stamp, T);
-		if (take > 0)
-			return HTB_SEND;
-		if (take == 0)
-			htb_batch_out(a, &due);
-		HTB_LOCK(st);
-		if (take == 0)
-			htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
-		else	/* due by itself */
-			htb_charge(c, st, p->now, &k, 1, 1, p->hysteresis);
-		HTB_UNLOCK(st);
-		return HTB_SEND;
 	}
 	HTB_LOCK(st);
 	if (flows) {
@@ -1045,13 +1099,25 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	if (depth == 0)
 		return HTB_UNSHAPED;
 
-	/* 1. Decide T and the level from an unlocked snapshot. */
+	/* 0. The leaf lending at the packet's own time: done in one call. */
+	j.len = len;
+	j.idx = leaf->path[0];
+	verdict = htb_leaf_first(env, p, &j, &r);
+	if (verdict == HTB_UNSHAPED)
+		return HTB_UNSHAPED;
+	if (verdict == HTB_SEND) {
+		d->tstamp = j.T;
+		d->flow_new = !!(j.flags & HTB_JOB_FLOW_NEW);
+		d->vfinish = j.vfinish;
+		goto ancestors;
+	}
+
+	/* 1. Decide T and the level from an unlocked snapshot (the leaf's is
+	 * in r already). */
 	for (k = 0; k < HTB_MAX_DEPTH; k++) {
 		if (k >= depth)
 			break;
-		if (htb_class_ready(env, p, leaf->path[k], &r)) {
-			if (k == 0)
-				return HTB_UNSHAPED;
+		if (k > 0 && htb_class_ready(env, p, leaf->path[k], &r)) {
 			depth = k;	/* a broken path ends here */
 			break;
 		}
@@ -1085,6 +1151,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	d->vfinish = j.vfinish;
 	if (verdict != HTB_SEND && verdict != HTB_SEND_CE)
 		return verdict;
+ancestors:
 	if (depth > 1)
 		htb_path_commit(env, p, &j, depth);
 	return verdict;
