@@ -22,7 +22,7 @@ endif
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-PKGS     := libbpf inih libmnl json-c
+PKGS     := libbpf inih libmnl json-c libmicrohttpd
 CFLAGS   ?= -O2 -g
 CFLAGS   += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP \
 	    -Iinclude -Isrc -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))

@@ -6,11 +6,13 @@ set -euo pipefail
 pkgs=(
 	# build
 	make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-	libinih-dev libmnl-dev libjson-c-dev
+	libinih-dev libmnl-dev libjson-c-dev libmicrohttpd-dev
 	# unit tests, fuzzing
 	libcriterion-dev libclang-rt-14-dev
 	# network tests, demo, scenarios
 	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump procps
+	# metrics: promtool and a real Prometheus server scraping the daemon
+	prometheus curl
 	# the crash test (strace's fault injection), the hostile-user tests (setpriv, unshare)
 	strace util-linux
 	# VM harness (a Debian kernel with sch_fq under qemu)
@@ -27,7 +29,18 @@ if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup: installing ${missing[*]}"
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq
-	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+	# No service a package brings (prometheus, iperf3) is started: the
+	# tests start their own, in their own namespaces (policy-rc.d, the
+	# Debian way, for the install only, unless one is there already).
+	policy=
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		policy=/usr/sbin/policy-rc.d
+		printf '#!/bin/sh\nexit 101\n' > "$policy" && chmod 755 "$policy"
+	fi
+	rc=0
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+	[ -z "$policy" ] || rm -f "$policy"
+	[ "$rc" = 0 ] || exit "$rc"
 fi
 
 # bpffs is where htbctl pins its maps and program.

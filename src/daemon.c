@@ -56,6 +56,8 @@ struct daemon {
 	bool dev_gone;			/* said so */
 	bool said_stuck;		/* said that there is no tree to re-attach */
 	struct share_run share;		/* the sharing loop (daemon_share.c) */
+	const struct daemon_metrics_opts *mo;
+	struct metrics_server metrics;	/* --metrics (daemon_metrics.c) */
 };
 
 static void text_free(struct text *t)
@@ -173,7 +175,10 @@ static int put_in_force(struct daemon *d, const struct text *t)
  * not tried again until the file changes (or SIGHUP). */
 static void apply(struct daemon *d, struct text *t)
 {
-	if (put_in_force(d, t) == 0) {
+	int rc = put_in_force(d, t);
+
+	metrics_server_note(&d->metrics, rc == 0);
+	if (rc == 0) {
 		text_move(&d->good, t);
 		text_free(&d->rejected);
 		d->said_stuck = false;
@@ -415,6 +420,7 @@ static void daemon_close(struct daemon *d)
 	if (d->w.fd >= 0)
 		watch_close(&d->w);
 	share_run_close(d->ctx, &d->share);
+	metrics_server_stop(&d->metrics);
 	if (d->lock >= 0)
 		close(d->lock);
 	text_free(&d->good);
@@ -439,12 +445,16 @@ static int daemon_open(struct daemon *d)
 	d->lock = daemon_lock(d->ctx, d->o->ifname);
 	if (d->lock < 0 || watch_open(d->ctx, d->o->config, &d->w))
 		return -1;
+	d->metrics.opts = d->mo->opts;
+	if (d->mo->on && metrics_server_start(d->ctx, &d->metrics, d->o->ifname, &d->mo->addr))
+		return -1;
 	return signals_open(d);
 }
 
-int daemon_run(const struct ctx *ctx, struct load_opts *o)
+int daemon_run(const struct ctx *ctx, struct load_opts *o,
+	       const struct daemon_metrics_opts *mo)
 {
-	struct daemon d = { .ctx = ctx, .o = o, .lock = -1, .sfd = -1, .w.fd = -1 };
+	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1 };
 	int rc = daemon_open(&d);
 
 	d.share.gen = ~0u;

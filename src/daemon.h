@@ -102,4 +102,49 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r);
 /* Ends the lease (borrowing first come, first served) and lets go. */
 void share_run_close(const struct ctx *ctx, struct share_run *r);
 
+/* ---- daemon_metrics.c ---- */
+
+#include <pthread.h>
+#include <netinet/in.h>
+#include "metrics.h"
+
+/* --metrics ADDR:PORT, parsed. */
+struct metrics_addr {
+	struct sockaddr_in v4;		/* sin_family 0: v6 is the one */
+	struct sockaddr_in6 v6;
+	__u16 port;
+	char text[80];			/* as given, for messages */
+};
+
+/* The daemon's metrics options (cmd_daemon.c fills them). */
+struct daemon_metrics_opts {
+	bool on;
+	struct metrics_addr addr;
+	struct metrics_opts opts;
+};
+
+struct metrics_server {
+	const struct ctx *ctx;
+	const char *ifname;
+	struct metrics_opts opts;
+	struct MHD_Daemon *mhd;		/* NULL: not serving */
+	pthread_mutex_t lock;		/* guards dm */
+	bool lock_init;
+	struct metrics_daemon dm;
+};
+
+/* "127.0.0.1:9101", "[::1]:9101", ":9101" (127.0.0.1); 0 or -1 with one
+ * line printed. */
+int metrics_addr_parse(const struct ctx *ctx, const char *spec, struct metrics_addr *a);
+/* Listens on a in its own thread; 0, or -1 with one line printed. */
+int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
+			 const char *ifname, const struct metrics_addr *a);
+/* A reload (or the first load) ended, put in force or not. */
+void metrics_server_note(struct metrics_server *m, bool ok);
+void metrics_server_stop(struct metrics_server *m);
+
+struct load_opts;
+int daemon_run(const struct ctx *ctx, struct load_opts *o,
+	       const struct daemon_metrics_opts *mo);
+
 #endif

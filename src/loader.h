@@ -180,6 +180,5 @@ int loader_remove_own_filters(const struct ctx *ctx, const char *ifname, int ifi
 
 int loader_set_hysteresis(const struct ctx *ctx, const char *ifname, bool on);
 int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns);
-int daemon_run(const struct ctx *ctx, struct load_opts *o);
 
 #endif

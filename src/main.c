@@ -49,6 +49,19 @@ static const struct cmd cmds[] = {
 	  "Like tc -s class show: settings, sent bytes and packets, drops, "
 	  "overlimits, lends, borrows, tokens, ctokens and a current rate per class. "
 	  "The rate is measured over interval (default 200ms; 0 skips it)." },
+	{ "metrics", do_metrics, "dev IFACE [interval TIME] [-o FILE] [--metrics-classes inner|all|top:N]",
+	  "the device's state as a Prometheus text exposition",
+	  "Per class: bytes, packets, drops, overlimits, lends, borrows, ECN marks, AQM "
+	  "drops and sparse packets (counters), tokens and ctokens in seconds, the "
+	  "configured rate and ceil and the current rate in bytes per second, the queue "
+	  "delay (gauges), labelled device, class, parent and leaf; per device the "
+	  "unclassified, link-control and stale-stamp counters, drops, reloads and the "
+	  "class count. --metrics-classes chooses which classes get series: inner (the "
+	  "default: every class that is not a leaf), all, or top:N (the inner classes and "
+	  "the N leaves with the highest current rate, measured over interval, default "
+	  "100ms). -o FILE writes it atomically (a temporary file renamed over FILE, "
+	  "mode 0644), as node_exporter's textfile collector wants. `htbctl daemon "
+	  "--metrics ADDR:PORT` serves the same over HTTP." },
 	{ "set", do_set, "dev IFACE hysteresis on|off",
 	  "flip mode hysteresis at run time, without a reload",
 	  "Takes effect on the next packet." },
@@ -57,7 +70,7 @@ static const struct cmd cmds[] = {
 	  "Prints every class with its effective values (defaults resolved), "
 	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
 	  "Needs no privileges." },
-	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc]",
+	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc] [--metrics ADDR:PORT [--metrics-classes inner|all|top:N]]",
 	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped, share spare bandwidth by prio and quantum",
 	  "Loads FILE (or adopts an existing load), then reloads whenever FILE's "
 	  "text changes; a bad FILE is reported and the tree in force stays. Loads "
@@ -67,7 +80,11 @@ static const struct cmd cmds[] = {
 	  "the spare bandwidth (by prio, then quantum, as htbctl simulate computes "
 	  "it from what each leaf offers); without a daemon borrowers share it "
 	  "first come, first served. "
-	  "--no-qdisc as for load. Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
+	  "--no-qdisc as for load. --metrics ADDR:PORT serves `htbctl metrics` at "
+	  "http://ADDR:PORT/metrics (ADDR an IPv4 address, [IPv6] or nothing for "
+	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
+	  "reload result and time; --metrics-classes as for metrics. "
+	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
 	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
 	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",
 	  "Every leaf first gets its rate (within its ceil and what it offers); then "

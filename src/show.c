@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * show: the class tree in force with its settings and live statistics,
- * like `tc -s class show`. Everything comes from the pinned maps with a
- * few batched reads (no syscall per class): class_conf of the active
- * generation once, class_state twice, interval apart, under each value's
- * spin lock (BPF_F_LOCK); the difference gives the current rate.
+ * like `tc -s class show`, from one snapshot of the pinned maps
+ * (snapshot.c); the difference of its two reads gives the current rate.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,25 +14,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "loader.h"
 #include "maps_fill.h"
+#include "snapshot.h"
 #include "units.h"
-
-struct row {
-	__u32 slot;
-	__u32 depth;
-	__u32 ids[HTB_MAX_DEPTH];	/* class ids from the top down to this one */
-};
-
-static int row_cmp(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-
-	for (__u32 i = 0; i < x->depth && i < y->depth; i++)
-		if (x->ids[i] != y->ids[i])
-			return x->ids[i] < y->ids[i] ? -1 : 1;
-	return x->depth < y->depth ? -1 : x->depth > y->depth;
-}
 
 static const char *mode_name(__u32 mode)
 {
@@ -46,11 +28,6 @@ static const char *mode_name(__u32 mode)
 	return "unknown";
 }
 
-static char *sprint_classid(__u32 id, char *buf, size_t len)
-{
-	snprintf(buf, len, "%x:%x", id >> 16, id & 0xffff);
-	return buf;
-}
 
 /* Bytes of a bucket of ns at rate: the burst the config gave (exact below
  * 8 Gbit/s, where buffer = floor(burst * 1e9 / rate) loses nothing). */
@@ -72,36 +49,6 @@ static void print_stime(struct printer *p, const char *key, const char *label, _
 	}
 	sprint_time(ns < 0 ? (__u64)-ns : (__u64)ns, buf, sizeof(buf));
 	print_text(p, "%s%s%s", label, ns < 0 ? "-" : "", buf);
-}
-
-static int read_dev_stats(int fd, struct htb_dev_stats *sum)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	struct htb_dev_stats *v;
-	__u32 key = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (ncpu <= 0)
-		return ncpu;
-	v = calloc(ncpu, sizeof(*v));	/* 48 bytes: already 8-aligned */
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(fd, &key, v)) {
-		int rc = -errno;
-
-		free(v);
-		return rc;
-	}
-	for (int i = 0; i < ncpu; i++) {
-		sum->unclassified_packets += v[i].unclassified_packets;
-		sum->unclassified_bytes += v[i].unclassified_bytes;
-		sum->control_packets += v[i].control_packets;
-		sum->control_bytes += v[i].control_bytes;
-		sum->stale_tstamps += v[i].stale_tstamps;
-		sum->drops += v[i].drops;
-	}
-	free(v);
-	return 0;
 }
 
 /* A leaf's borrow limit from the sharing loop (while it runs). */
@@ -181,112 +128,6 @@ static void print_class(struct printer *p, const struct htb_class_conf *c,
 		print_share(p, sh);
 	print_text(p, "\n\n");
 	print_close_object(p);
-}
-
-/* One reading of the maps: class_conf of the active generation, and
- * class_state twice, interval apart. */
-struct snapshot {
-	struct htb_runtime rt;
-	struct htb_dev_stats ds;
-	__u32 hw;			/* slots read */
-	struct htb_class_conf *conf;
-	struct htb_class_state *s1, *s2;
-	struct htb_class_share *sh;	/* NULL: no sharing loop runs */
-	__u64 t0;			/* when rt was read */
-	__u64 t1, t2;
-	struct row *rows;		/* valid classes in tree order */
-	__u32 nrows;
-};
-
-static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval_ns)
-{
-	int rc = maps_read_state(mp, sn->conf, sn->hw, sn->s1);
-
-	sn->t1 = htb_clock_ns();
-	if (!rc && interval_ns) {
-		struct timespec ts = { interval_ns / HTB_NSEC_PER_SEC,
-				       interval_ns % HTB_NSEC_PER_SEC };
-
-		nanosleep(&ts, NULL);
-		rc = maps_read_state(mp, sn->conf, sn->hw, sn->s2);
-	} else if (!rc) {
-		memcpy(sn->s2, sn->s1, (size_t)sn->hw * sizeof(*sn->s1));
-	}
-	sn->t2 = htb_clock_ns();
-	return rc;
-}
-
-/* The loop's borrow limits, when its lease runs. */
-static int read_share(const struct maps *mp, struct snapshot *sn)
-{
-	if (sn->t0 >= sn->rt.share_until_ns)
-		return 0;
-	sn->sh = calloc(sn->hw ? sn->hw : 1, sizeof(*sn->sh));
-	if (!sn->sh)
-		return -1;
-	if (array_read(mp->fd[M_SHARE], 0, sn->hw, sn->sh, sizeof(*sn->sh), 0)) {
-		free(sn->sh);
-		sn->sh = NULL;
-	}
-	return 0;
-}
-
-static int take_snapshot(const struct ctx *ctx, const struct maps *mp, __u32 hiwater,
-			 __u64 interval_ns, struct snapshot *sn)
-{
-	__u32 hw;
-	int rc = maps_get_runtime(mp, &sn->rt);
-
-	sn->t0 = htb_clock_ns();
-	if (rc) {
-		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
-		return -1;
-	}
-	hw = sn->hw = hiwater < sn->rt.capacity ? hiwater : sn->rt.capacity;
-	sn->conf = calloc(hw ? hw : 1, sizeof(*sn->conf));
-	sn->s1 = calloc(hw ? hw : 1, sizeof(*sn->s1));
-	sn->s2 = calloc(hw ? hw : 1, sizeof(*sn->s2));
-	sn->rows = calloc(hw ? hw : 1, sizeof(*sn->rows));
-	if (!sn->conf || !sn->s1 || !sn->s2 || !sn->rows) {
-		p_err(ctx, "out of memory");
-		return -1;
-	}
-	rc = array_read(mp->fd[M_CONF], (sn->rt.gen & 1) * sn->rt.capacity, hw,
-			sn->conf, sizeof(*sn->conf), 0);
-	if (rc) {
-		p_err(ctx, "reading class_conf: %s", strerror(-rc));
-		return -1;
-	}
-	rc = read_state(mp, sn, interval_ns);
-	if (rc) {
-		p_err(ctx, "reading class_state: %s", strerror(-rc));
-		return -1;
-	}
-	if (read_dev_stats(mp->fd[M_DEVSTATS], &sn->ds))
-		memset(&sn->ds, 0, sizeof(sn->ds));
-	return read_share(mp, sn);
-}
-
-/* The valid classes, sorted as a tree: each after its parent, siblings by
- * class id. */
-static void sort_rows(struct snapshot *sn)
-{
-	for (__u32 s = 0; s < sn->hw; s++) {
-		const struct htb_class_conf *c = &sn->conf[s];
-		struct row *r;
-
-		if (!(c->flags & HTB_CONF_VALID) || c->depth < 1 || c->depth > HTB_MAX_DEPTH)
-			continue;
-		r = &sn->rows[sn->nrows++];
-		r->slot = s;
-		r->depth = c->depth;
-		for (__u32 d = 0; d < c->depth; d++) {
-			__u32 ps = c->path[c->depth - 1 - d];
-
-			r->ids[d] = ps < sn->hw ? sn->conf[ps].classid : 0;
-		}
-	}
-	qsort(sn->rows, sn->nrows, sizeof(*sn->rows), row_cmp);
 }
 
 /* The config whose tree is in force. A reload that did not finish (meta
@@ -396,18 +237,14 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
 
 	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
 		goto out;
-	if (take_snapshot(ctx, &mp, s.m.hiwater, interval_ns, &sn) == 0) {
-		sort_rows(&sn);
+	if (snapshot_take(ctx, &mp, s.m.hiwater, interval_ns, &sn) == 0) {
+		snapshot_sort(&sn);
 		if (print_snapshot(ctx, ifname, &s.m, &sn, interval_ns) == 0)
 			ret = EXIT_OK;
 	}
 	maps_close(&mp);
 out:
-	free(sn.conf);
-	free(sn.s1);
-	free(sn.s2);
-	free(sn.sh);
-	free(sn.rows);
+	snapshot_free(&sn);
 	session_close(&s);
 	return ret;
 }

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/* htbctl metrics dev IFACE [interval TIME] [-o FILE] [--metrics-classes
+ * inner|all|top:N]: argument parsing and the atomic file; the exposition
+ * is metrics.c. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "metrics.h"
+#include "units.h"
+
+/* Strips "-o FILE" and "--metrics-classes X" out of argv; the rest stays
+ * for parse_kwargs. 0, or -1 with one line printed. */
+static int take_flags(const struct ctx *ctx, int *argc, char **argv, const char **file,
+		      struct metrics_opts *o)
+{
+	int n = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		bool out = !strcmp(argv[i], "-o"), cls = !strcmp(argv[i], "--metrics-classes");
+
+		if (!out && !cls) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= *argc) {
+			p_err(ctx, "%s needs a value", argv[i]);
+			return -1;
+		}
+		if (out)
+			*file = argv[++i];
+		else if (metrics_parse_classes(ctx, argv[++i], o))
+			return -1;
+	}
+	*argc = n;
+	return 0;
+}
+
+/* Written next to file and renamed over it, so a reader (node_exporter's
+ * textfile collector) sees the old exposition or the new, never a part;
+ * mode 0644 like the files it reads. */
+static int write_atomic(const struct ctx *ctx, const char *ifname, const struct metrics_opts *o,
+			const char *file)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int fd = -1, rc = -1;
+
+	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (metrics_write(ctx, ifname, o, f))
+		goto out;
+	if (fflush(f) || fsync(fileno(f)) || ferror(f)) {
+		p_err(ctx, "-o %s: writing: %s", file, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, file)) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
+
+int do_metrics(const struct ctx *ctx, int argc, char **argv)
+{
+	const char *dev = NULL, *interval = NULL, *file = NULL;
+	struct kwarg kw[] = {
+		{ "dev", &dev, true },
+		{ "interval", &interval, false },
+	};
+	struct metrics_opts o = { .interval_ns = METRICS_DEFAULT_INTERVAL_NS };
+
+	if (take_flags(ctx, &argc, argv, &file, &o) || parse_kwargs(ctx, argc, argv, kw, 2))
+		return EXIT_USAGE;
+	if (interval) {
+		enum unit_err e = parse_time(interval, &o.interval_ns);
+
+		if (e != UNIT_OK || o.interval_ns > 10ull * 1000000000ull) {
+			p_err(ctx, "interval '%s': %s", interval,
+			      e != UNIT_OK ? unit_strerror(e) : "at most 10s");
+			return EXIT_USAGE;
+		}
+	}
+	if (file)
+		return write_atomic(ctx, dev, &o, file) ? EXIT_FAIL : EXIT_OK;
+	if (metrics_write(ctx, dev, &o, stdout))
+		return EXIT_FAIL;
+	if (fflush(stdout) || ferror(stdout)) {
+		p_err(ctx, "writing the output failed");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The daemon's /metrics (--metrics ADDR:PORT): libmicrohttpd in its own
+ * thread (one, so scrapes are served one after another), each GET
+ * /metrics a fresh snapshot of the pinned maps rendered by metrics.c.
+ * The thread reads only the maps and what the daemon last said of its
+ * reloads (under a mutex); the daemon's loop never waits for it.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <microhttpd.h>
+
+#include "daemon.h"
+
+#define METRICS_PATH		"/metrics"
+#define METRICS_CONTENT_TYPE	"text/plain; version=0.0.4; charset=utf-8"
+
+int metrics_addr_parse(const struct ctx *ctx, const char *spec, struct metrics_addr *a)
+{
+	const char *colon = strrchr(spec, ':'), *host = spec;
+	char hbuf[INET6_ADDRSTRLEN + 2] = "127.0.0.1", *end;
+	size_t hlen = colon ? (size_t)(colon - spec) : 0;
+	unsigned long port;
+
+	memset(a, 0, sizeof(*a));
+	errno = 0;
+	port = colon ? strtoul(colon + 1, &end, 10) : 0;
+	if (!colon || !colon[1] || *end || errno || port < 1 || port > 65535 ||
+	    hlen >= sizeof(hbuf))
+		goto bad;
+	if (hlen) {
+		if (host[0] == '[' && hlen > 2 && host[hlen - 1] == ']') {
+			host++;
+			hlen -= 2;
+		}
+		memcpy(hbuf, host, hlen);
+		hbuf[hlen] = '\0';
+	}
+	if (inet_pton(AF_INET, hbuf, &a->v4.sin_addr) == 1) {
+		a->v4.sin_family = AF_INET;
+		a->v4.sin_port = htons((__u16)port);
+	} else if (inet_pton(AF_INET6, hbuf, &a->v6.sin6_addr) == 1) {
+		a->v6.sin6_family = AF_INET6;
+		a->v6.sin6_port = htons((__u16)port);
+	} else {
+		goto bad;
+	}
+	a->port = (__u16)port;
+	snprintf(a->text, sizeof(a->text), "%s", spec);
+	return 0;
+bad:
+	p_err(ctx, "--metrics '%s': expected ADDR:PORT (an IPv4 address, [IPv6] or "
+	      "nothing for 127.0.0.1; port 1-65535), e.g. 127.0.0.1:9101", spec);
+	return -1;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body,
+			     size_t len, const char *type)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body,
+								  MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned int code, const char *msg)
+{
+	char *b = strdup(msg);
+
+	return b ? reply(c, code, b, strlen(b), "text/plain; charset=utf-8") : MHD_NO;
+}
+
+/* The exposition, or 500 with why (the daemon's stderr has the line too). */
+static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connection *c)
+{
+	struct metrics_opts o = m->opts;
+	struct metrics_daemon dm;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc;
+
+	pthread_mutex_lock(&m->lock);
+	dm = m->dm;
+	pthread_mutex_unlock(&m->lock);
+	o.daemon = &dm;
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	rc = metrics_write(m->ctx, m->ifname, &o, f);
+	if (fclose(f) || rc) {
+		free(buf);
+		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "reading the device's maps failed (the daemon's log says why)\n");
+	}
+	return reply(c, MHD_HTTP_OK, buf, len, METRICS_CONTENT_TYPE);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload, size_t *upload_len, void **con_cls)
+{
+	(void)version;
+	(void)upload;
+	(void)con_cls;
+	if (*upload_len)
+		return MHD_NO;	/* no request here has a body */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return text_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET " METRICS_PATH "\n");
+	if (strcmp(url, METRICS_PATH))
+		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at "
+				  METRICS_PATH "\n");
+	return serve_metrics(cls, c);
+}
+
+int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
+			 const char *ifname, const struct metrics_addr *a)
+{
+	/* without MHD_USE_ERROR_LOG: a failure is this file's one line */
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD;
+
+	m->ctx = ctx;
+	m->ifname = ifname;
+	pthread_mutex_init(&m->lock, NULL);
+	m->lock_init = true;
+	if (a->v6.sin6_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	m->mhd = MHD_start_daemon(flags, a->port, NULL, NULL, on_request, m,
+				  MHD_OPTION_SOCK_ADDR, a->v6.sin6_family == AF_INET6 ?
+				  (const struct sockaddr *)&a->v6 : (const struct sockaddr *)&a->v4,
+				  MHD_OPTION_CONNECTION_LIMIT, 16u,
+				  MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				  MHD_OPTION_END);
+	if (!m->mhd) {
+		p_err(ctx, "daemon: --metrics %s: cannot listen there (%s)", a->text,
+		      errno ? strerror(errno) : "in use, or not an address of this host");
+		return -1;
+	}
+	p_info(ctx, "daemon: metrics at http://%s%s", a->text, METRICS_PATH);
+	return 0;
+}
+
+void metrics_server_note(struct metrics_server *m, bool ok)
+{
+	struct timespec ts;
+
+	if (!m->mhd)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&m->lock);
+	m->dm.reloaded = true;
+	m->dm.last_ok = ok;
+	m->dm.last_time = ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_server_stop(struct metrics_server *m)
+{
+	if (m->mhd)
+		MHD_stop_daemon(m->mhd);
+	m->mhd = NULL;
+	if (m->lock_init)
+		pthread_mutex_destroy(&m->lock);
+	m->lock_init = false;
+}

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/* One reading of a loaded device's maps: see snapshot.h. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "maps_fill.h"
+#include "snapshot.h"
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	for (__u32 i = 0; i < x->depth && i < y->depth; i++)
+		if (x->ids[i] != y->ids[i])
+			return x->ids[i] < y->ids[i] ? -1 : 1;
+	return x->depth < y->depth ? -1 : x->depth > y->depth;
+}
+
+char *sprint_classid(__u32 id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", id >> 16, id & 0xffff);
+	return buf;
+}
+
+static int read_dev_stats(int fd, struct htb_dev_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_dev_stats *v;
+	__u32 key = 0;
+
+	memset(sum, 0, sizeof(*sum));
+	if (ncpu <= 0)
+		return ncpu;
+	v = calloc(ncpu, sizeof(*v));	/* 48 bytes: already 8-aligned */
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(fd, &key, v)) {
+		int rc = -errno;
+
+		free(v);
+		return rc;
+	}
+	for (int i = 0; i < ncpu; i++) {
+		sum->unclassified_packets += v[i].unclassified_packets;
+		sum->unclassified_bytes += v[i].unclassified_bytes;
+		sum->control_packets += v[i].control_packets;
+		sum->control_bytes += v[i].control_bytes;
+		sum->stale_tstamps += v[i].stale_tstamps;
+		sum->drops += v[i].drops;
+	}
+	free(v);
+	return 0;
+}
+
+static int read_state(const struct maps *mp, struct snapshot *sn, __u64 interval_ns)
+{
+	int rc = maps_read_state(mp, sn->conf, sn->hw, sn->s1);
+
+	sn->t1 = htb_clock_ns();
+	if (!rc && interval_ns) {
+		struct timespec ts = { interval_ns / HTB_NSEC_PER_SEC,
+				       interval_ns % HTB_NSEC_PER_SEC };
+
+		nanosleep(&ts, NULL);
+		rc = maps_read_state(mp, sn->conf, sn->hw, sn->s2);
+	} else if (!rc) {
+		memcpy(sn->s2, sn->s1, (size_t)sn->hw * sizeof(*sn->s1));
+	}
+	sn->t2 = htb_clock_ns();
+	return rc;
+}
+
+/* The loop's borrow limits, when its lease runs. */
+static int read_share(const struct maps *mp, struct snapshot *sn)
+{
+	if (sn->t0 >= sn->rt.share_until_ns)
+		return 0;
+	sn->sh = calloc(sn->hw ? sn->hw : 1, sizeof(*sn->sh));
+	if (!sn->sh)
+		return -1;
+	if (array_read(mp->fd[M_SHARE], 0, sn->hw, sn->sh, sizeof(*sn->sh), 0)) {
+		free(sn->sh);
+		sn->sh = NULL;
+	}
+	return 0;
+}
+
+int snapshot_take(const struct ctx *ctx, const struct maps *mp, __u32 hiwater,
+		  __u64 interval_ns, struct snapshot *sn)
+{
+	__u32 hw;
+	int rc = maps_get_runtime(mp, &sn->rt);
+
+	sn->t0 = htb_clock_ns();
+	if (rc) {
+		p_err(ctx, "reading the runtime map: %s", strerror(-rc));
+		return -1;
+	}
+	hw = sn->hw = hiwater < sn->rt.capacity ? hiwater : sn->rt.capacity;
+	sn->conf = calloc(hw ? hw : 1, sizeof(*sn->conf));
+	sn->s1 = calloc(hw ? hw : 1, sizeof(*sn->s1));
+	sn->s2 = calloc(hw ? hw : 1, sizeof(*sn->s2));
+	sn->rows = calloc(hw ? hw : 1, sizeof(*sn->rows));
+	if (!sn->conf || !sn->s1 || !sn->s2 || !sn->rows) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	rc = array_read(mp->fd[M_CONF], (sn->rt.gen & 1) * sn->rt.capacity, hw,
+			sn->conf, sizeof(*sn->conf), 0);
+	if (rc) {
+		p_err(ctx, "reading class_conf: %s", strerror(-rc));
+		return -1;
+	}
+	sn->interval = interval_ns;
+	rc = read_state(mp, sn, interval_ns);
+	if (rc) {
+		p_err(ctx, "reading class_state: %s", strerror(-rc));
+		return -1;
+	}
+	if (read_dev_stats(mp->fd[M_DEVSTATS], &sn->ds))
+		memset(&sn->ds, 0, sizeof(sn->ds));
+	return read_share(mp, sn);
+}
+
+/* The valid classes, sorted as a tree: each after its parent, siblings by
+ * class id. */
+void snapshot_sort(struct snapshot *sn)
+{
+	for (__u32 s = 0; s < sn->hw; s++) {
+		const struct htb_class_conf *c = &sn->conf[s];
+		struct row *r;
+
+		if (!(c->flags & HTB_CONF_VALID) || c->depth < 1 || c->depth > HTB_MAX_DEPTH)
+			continue;
+		r = &sn->rows[sn->nrows++];
+		r->slot = s;
+		r->depth = c->depth;
+		for (__u32 d = 0; d < c->depth; d++) {
+			__u32 ps = c->path[c->depth - 1 - d];
+
+			r->ids[d] = ps < sn->hw ? sn->conf[ps].classid : 0;
+		}
+	}
+	qsort(sn->rows, sn->nrows, sizeof(*sn->rows), row_cmp);
+}
+
+void snapshot_free(struct snapshot *sn)
+{
+	free(sn->conf);
+	free(sn->s1);
+	free(sn->s2);
+	free(sn->sh);
+	free(sn->rows);
+	memset(sn, 0, sizeof(*sn));
+}
+
+__u64 snapshot_rate(const struct snapshot *sn, __u32 s, bool pkts)
+{
+	__u64 dt = sn->interval ? sn->t2 - sn->t1 : 0;
+	__u64 d = pkts ? sn->s2[s].packets - sn->s1[s].packets : sn->s2[s].bytes - sn->s1[s].bytes;
+
+	return dt ? (__u64)((unsigned __int128)d * HTB_NSEC_PER_SEC / dt) : 0;
+}

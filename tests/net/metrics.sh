@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# htbctl metrics and the daemon's /metrics (root; --no-qdisc): the
+# exposition passes `promtool check metrics` in every --metrics-classes
+# mode, its counters are show's, -o writes the file atomically, bad values
+# are refused with one line, and a real Prometheus server started here (in
+# the sender's namespace, scraping the daemon on that namespace's
+# loopback) sees a class's bytes counter rise under traffic.
+
+conf() {
+	ini device default=1:30
+	ini 'class 1:1' rate=100mbit
+	ini 'class 1:10' parent=1:1 rate=20mbit "match=dst $RCV_IP4/32"
+	ini 'class 1:20' parent=1:1 rate=10mbit "match=udp dport 9"
+	ini 'class 1:30' parent=1:1 rate=1mbit ceil=100mbit
+}
+loaded() {
+	conf > "$tmp/c.ini"
+	h load dev "$SND_IF" config "$tmp/c.ini" --no-qdisc > /dev/null 2> "$tmp/err" ||
+		fail "load failed: $(oneline "$tmp/err")"
+}
+metrics() { h metrics dev "$SND_IF" "$@" 2> "$tmp/err"; }
+promtool_ok() {	# file
+	promtool check metrics < "$1" > "$tmp/promtool" 2>&1 ||
+		fail "promtool check metrics: $(oneline "$tmp/promtool")"
+}
+# value FILE FAMILY CLASS: the sample's value
+value() {
+	grep "^$2{device=\"$SND_IF\",class=\"$3\"," "$1" | awk '{ print $2 }'
+}
+has_class() { grep -q "^htbctl_class_bytes_total{device=\"$SND_IF\",class=\"$2\"," "$1"; }
+
+test_inner_by_default_and_promtool_passes() {
+	loaded
+	ping_rcv 20
+	metrics > "$tmp/m" || fail "metrics failed: $(oneline "$tmp/err")"
+	promtool_ok "$tmp/m"
+	has_class "$tmp/m" 1:1 || fail "no series of the inner class 1:1"
+	! has_class "$tmp/m" 1:10 || fail "a leaf's series with the default (inner)"
+	grep -q "^htbctl_classes{device=\"$SND_IF\"} 4$" "$tmp/m" || fail "htbctl_classes is not 4"
+	grep -q '^# TYPE htbctl_class_bytes_total counter$' "$tmp/m" || fail "no TYPE line"
+	note "$(grep -c '^htbctl_' "$tmp/m") samples"
+}
+
+test_all_matches_show() {
+	local b s
+	loaded
+	ping_rcv 20
+	metrics --metrics-classes all interval 0 > "$tmp/m" || fail "metrics failed: $(oneline "$tmp/err")"
+	promtool_ok "$tmp/m"
+	for c in 1:1 1:10 1:20 1:30; do
+		has_class "$tmp/m" "$c" || fail "no series of $c with all"
+	done
+	b=$(value "$tmp/m" htbctl_class_bytes_total 1:10)
+	s=$(h -j show dev "$SND_IF" interval 0 | jq -r '.classes[] | select(.class == "1:10") | .bytes')
+	[ -n "$b" ] && [ "$b" -gt 0 ] || fail "1:10 sent '$b' bytes after 20 pings"
+	[ "$b" = "$s" ] || fail "bytes: metrics $b, show $s"
+	[ "$(value "$tmp/m" htbctl_class_rate_bytes_per_second 1:10)" = 2500000 ] ||
+		fail "rate of 1:10: $(value "$tmp/m" htbctl_class_rate_bytes_per_second 1:10)"
+	grep -q "^htbctl_class_queue_delay_seconds{device=\"$SND_IF\",class=\"1:10\",parent=\"1:1\",leaf=\"true\"} " "$tmp/m" ||
+		fail "no queue delay of the leaf 1:10 with its labels"
+}
+
+test_top_n_keeps_the_busiest_leaves() {
+	loaded
+	in_snd ping -c 200 -i 0.005 -q "$RCV_IP4" > /dev/null 2>&1 &
+	sleep 0.3
+	metrics --metrics-classes top:1 interval 200ms > "$tmp/m" || fail "metrics failed: $(oneline "$tmp/err")"
+	wait
+	promtool_ok "$tmp/m"
+	has_class "$tmp/m" 1:10 || fail "the busiest leaf 1:10 is not in top:1"
+	! has_class "$tmp/m" 1:20 && ! has_class "$tmp/m" 1:30 || fail "more than one leaf in top:1"
+	has_class "$tmp/m" 1:1 || fail "the inner class 1:1 is not in top:1"
+}
+
+test_o_writes_the_file_atomically() {
+	loaded
+	echo old > "$tmp/out.prom"
+	metrics -o "$tmp/out.prom" > "$tmp/stdout" || fail "metrics -o failed: $(oneline "$tmp/err")"
+	[ ! -s "$tmp/stdout" ] || fail "-o wrote to stdout too"
+	promtool_ok "$tmp/out.prom"
+	[ "$(stat -c %a "$tmp/out.prom")" = 644 ] || fail "mode $(stat -c %a "$tmp/out.prom")"
+	[ -z "$(ls "$tmp" | grep 'out.prom.')" ] || fail "a temporary file left: $(ls "$tmp")"
+	h unload dev "$SND_IF" > /dev/null
+	metrics -o "$tmp/out.prom" && fail "metrics of an unloaded device succeeded"
+	promtool_ok "$tmp/out.prom"	# the last good exposition stays
+	[ -z "$(ls "$tmp" | grep 'out.prom.')" ] || fail "a temporary file left after a failure"
+}
+
+# refused_with RC PATTERN CMD...: CMD exits RC with one line saying PATTERN.
+refused_with() {
+	local want=$1 pat=$2 rc=0
+	shift 2
+	"$@" > "$tmp/out" 2>&1 || rc=$?
+	[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
+		fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
+}
+
+test_bad_values_refused() {
+	local m="h metrics dev $SND_IF" d="h daemon dev $SND_IF config $tmp/c.ini --no-qdisc"
+	loaded
+	refused_with 2 "'top:0'" $m --metrics-classes top:0
+	refused_with 2 "'leaves'" $m --metrics-classes leaves
+	refused_with 2 'needs a value' $m -o
+	refused_with 1 'No such file' $m -o /nonexistent/dir/x.prom
+	refused_with 2 "interval '20s'" $m interval 20s
+	refused_with 2 "'nope'" $d --metrics nope
+	refused_with 2 "'127.0.0.1:99999'" $d --metrics 127.0.0.1:99999
+	refused_with 2 "'10.0.0.300:80'" $d --metrics 10.0.0.300:80
+	refused_with 2 'without --metrics' $d --metrics-classes all
+	h unload dev "$SND_IF" > /dev/null
+	refused_with 1 'not loaded\|no htbctl' $m
+}
+
+# The daemon on 127.0.0.1:PORT of the sender's namespace, its log in $tmp/log.
+dpid=
+start_daemon() {	# port [extra args]
+	local port=$1
+	shift
+	conf > "$tmp/c.ini"
+	nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
+		--no-qdisc --metrics "127.0.0.1:$port" "$@" >> "$tmp/log" 2>&1 &
+	dpid=$!
+	wait_for 10 in_snd curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" ||
+		fail "the daemon does not serve: $(oneline "$tmp/log")"
+}
+ppid=
+teardown() {
+	local p
+	for p in $dpid $ppid; do
+		{ kill "$p"; wait "$p"; } 2> /dev/null
+	done
+	return 0
+}
+
+test_daemon_serves_metrics() {
+	local code
+	start_daemon 9101 --metrics-classes all
+	in_snd curl -sf "http://127.0.0.1:9101/metrics" > "$tmp/m" || fail "no /metrics"
+	promtool_ok "$tmp/m"
+	has_class "$tmp/m" 1:10 || fail "no leaf with --metrics-classes all"
+	code=$(in_snd curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:9101/other")
+	[ "$code" = 404 ] || fail "/other answered $code"
+	code=$(in_snd curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:9101/metrics")
+	[ "$code" = 405 ] || fail "POST answered $code"
+	in_snd curl -s -m 2 "http://$SND_IP4:9101/metrics" > /dev/null &&
+		fail "it answers on $SND_IP4, not only on loopback"
+	grep -q 'metrics at http://127.0.0.1:9101/metrics' "$tmp/log" || fail "the log does not say where"
+}
+
+test_daemon_reports_its_reloads() {
+	start_daemon 9102
+	ini 'class 1:40' parent=1:1 rate=1mbit >> "$tmp/c.ini"
+	wait_for 10 sh -c "nsenter --net=/run/netns/$SND_NS curl -sf http://127.0.0.1:9102/metrics |
+		grep -q '^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 1$'" ||
+		fail "no successful reload reported: $(oneline "$tmp/log")"
+	in_snd curl -sf "http://127.0.0.1:9102/metrics" > "$tmp/m"
+	promtool_ok "$tmp/m"
+	grep -q "^htbctl_reloads_total{device=\"$SND_IF\"} 1$" "$tmp/m" || fail "reloads_total is not 1"
+	echo 'rate = nonsense' >> "$tmp/c.ini"
+	wait_for 10 sh -c "nsenter --net=/run/netns/$SND_NS curl -sf http://127.0.0.1:9102/metrics |
+		grep -q '^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 0$'" ||
+		fail "a rejected config not reported: $(oneline "$tmp/log")"
+}
+
+# A port in use (the first daemon's): a daemon for another device there is
+# refused before it loads anything.
+test_a_port_in_use_is_refused() {
+	start_daemon 9103
+	in_snd ip link add htbm0 type veth peer name htbm1 || fail "no second veth pair"
+	in_snd ip link set htbm0 up
+	refused_with 1 'cannot listen there' h daemon dev htbm0 config "$tmp/c.ini" --no-qdisc --metrics 127.0.0.1:9103
+	[ ! -e /sys/fs/bpf/htbctl/htbm0 ] || fail "the refused daemon loaded htbm0"
+}
+
+# A Prometheus server scraping the daemon every second; its query API must
+# show 1:10's bytes counter rising while pings go through 1:10.
+prom_query() {	# expr -> the first sample's value
+	in_snd curl -sf --get "http://127.0.0.1:9190/api/v1/query" --data-urlencode "query=$1" |
+		jq -r '.data.result[0].value[1] // empty'
+}
+test_prometheus_scrapes_the_daemon() {
+	local v1 v2 q="htbctl_class_bytes_total{class=\"1:10\"}"
+	command -v prometheus > /dev/null || fail "no prometheus (scripts/setup.sh installs it)"
+	start_daemon 9104 --metrics-classes all
+	cat > "$tmp/prom.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	scrape_configs:
+	  - job_name: htbctl
+	    static_configs:
+	      - targets: ['127.0.0.1:9104']
+	EOF
+	nsenter --net=/run/netns/"$SND_NS" prometheus --config.file="$tmp/prom.yml" \
+		--storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:9190 \
+		> "$tmp/prom.log" 2>&1 &
+	ppid=$!
+	wait_for 30 sh -c "[ -n \"\$(nsenter --net=/run/netns/$SND_NS curl -sf --get http://127.0.0.1:9190/api/v1/query --data-urlencode 'query=$q' | jq -r '.data.result[0].value[1] // empty')\" ]" ||
+		fail "Prometheus has no sample of 1:10: $(tail -3 "$tmp/prom.log" | tr '\n' ' ')"
+	v1=$(prom_query "$q")
+	ping_rcv 50
+	sleep 3
+	v2=$(prom_query "$q")
+	[ -n "$v2" ] && [ "$v2" -gt "$v1" ] || fail "1:10's bytes did not rise in Prometheus: $v1 then $v2"
+	[ "$(prom_query 'up{job="htbctl"}')" = 1 ] || fail "the target is not up"
+	note "bytes $v1 -> $v2 in Prometheus"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
