@@ -131,6 +131,7 @@ struct metrics_server {
 	pthread_mutex_t lock;		/* guards dm */
 	bool lock_init;
 	struct metrics_daemon dm;
+	struct metrics_memo memo;	/* the previous scrape */
 };
 
 /* "127.0.0.1:9101", "[::1]:9101", ":9101" (127.0.0.1); 0 or -1 with one

@@ -134,6 +134,7 @@ int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
 
 	m->ctx = ctx;
 	m->ifname = ifname;
+	m->opts.memo = &m->memo;	/* only the server's thread touches it */
 	pthread_mutex_init(&m->lock, NULL);
 	m->lock_init = true;
 	if (a->v6.sin6_family == AF_INET6)
@@ -172,6 +173,7 @@ void metrics_server_stop(struct metrics_server *m)
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
 	m->mhd = NULL;
+	metrics_memo_free(&m->memo);
 	if (m->lock_init)
 		pthread_mutex_destroy(&m->lock);
 	m->lock_init = false;

@@ -4,7 +4,8 @@
  * (format 0.0.4), for `htbctl metrics` (a file for node_exporter's
  * textfile collector, or stdout) and the daemon's /metrics. It is one
  * snapshot of the maps (snapshot.c: a few batched reads, two of
- * class_state METRICS_DEFAULT_INTERVAL_NS apart for the current rate).
+ * class_state METRICS_DEFAULT_INTERVAL_NS apart for the current rate; the
+ * daemon reads once and measures the rate since its previous scrape).
  *
  * Names follow Prometheus's: base units (bytes, seconds), counters end in
  * _total, every family has HELP and TYPE, its samples together. A family
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "loader.h"
+#include "maps_fill.h"
 #include "metrics.h"
 #include "snapshot.h"
 
@@ -139,12 +141,22 @@ static void put_label(FILE *f, const char *name, const char *v, bool first)
 	fputc('"', f);
 }
 
+/* " 123\n": counters exactly (by hand: a scrape of 100,000 classes prints
+ * 1.5 million of them), gauges as decimals. */
 static void put_val(FILE *f, struct val v)
 {
-	if (v.exact)
-		fprintf(f, " %llu\n", (unsigned long long)v.u);
-	else
+	char b[24], *e = b + sizeof(b), *q = e;
+
+	if (!v.exact) {
 		fprintf(f, " %.9g\n", v.d);
+		return;
+	}
+	*--q = '\n';
+	do
+		*--q = (char)('0' + v.u % 10);
+	while ((v.u /= 10));
+	*--q = ' ';
+	fwrite_unlocked(q, 1, (size_t)(e - q), f);
 }
 
 static void put_head(FILE *f, const char *name, const char *type, const char *help)
@@ -152,11 +164,17 @@ static void put_head(FILE *f, const char *name, const char *type, const char *he
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void put_class_labels(FILE *f, const char *ifname, const struct snapshot *sn, __u32 s)
+/* A class's label set, "{device=...,leaf=...}", malloc'ed: written once
+ * per class, then once per family. */
+static char *class_labels(const char *ifname, const struct snapshot *sn, __u32 s)
 {
 	const struct htb_class_conf *c = &sn->conf[s];
-	char id[16], pid[16] = "root";
+	char id[16], pid[16] = "root", *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
+	if (!f)
+		return NULL;
 	if (c->depth > 1 && c->path[1] < sn->hw)
 		sprint_classid(sn->conf[c->path[1]].classid, pid, sizeof(pid));
 	fputc('{', f);
@@ -165,6 +183,11 @@ static void put_class_labels(FILE *f, const char *ifname, const struct snapshot 
 	put_label(f, "parent", pid, false);
 	put_label(f, "leaf", c->flags & HTB_CONF_LEAF ? "true" : "false", false);
 	fputc('}', f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
 }
 
 static bool is_leaf(const struct snapshot *sn, __u32 row)
@@ -229,10 +252,16 @@ static void put_device(FILE *f, const char *ifname, const struct dev_in *in)
 	}
 }
 
-static void put_classes(FILE *f, const char *ifname, const struct snapshot *sn,
-			const __u32 *sel, __u32 n)
+static int put_classes(FILE *f, const char *ifname, const struct snapshot *sn,
+		       const __u32 *sel, __u32 n)
 {
-	for (size_t i = 0; i < N_OF(class_families); i++) {
+	char **lab = calloc(n + 1, sizeof(*lab));
+	int rc = lab ? 0 : -1;
+
+	for (__u32 k = 0; !rc && k < n; k++)
+		if (!(lab[k] = class_labels(ifname, sn, sel[k])))
+			rc = -1;
+	for (size_t i = 0; !rc && i < N_OF(class_families); i++) {
 		const struct class_family *cf = &class_families[i];
 		bool head = false;
 
@@ -242,11 +271,15 @@ static void put_classes(FILE *f, const char *ifname, const struct snapshot *sn,
 			if (!head)
 				put_head(f, cf->name, cf->type, cf->help);
 			head = true;
-			fputs(cf->name, f);
-			put_class_labels(f, ifname, sn, sel[k]);
+			fputs_unlocked(cf->name, f);
+			fputs_unlocked(lab[k], f);
 			put_val(f, cf->get(sn, sel[k]));
 		}
 	}
+	for (__u32 k = 0; lab && k < n; k++)
+		free(lab[k]);
+	free(lab);
+	return rc;
 }
 
 int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_opts *o)
@@ -271,6 +304,53 @@ int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_o
 	return -1;
 }
 
+/* A memo younger than this stands in for the first read. */
+#define MEMO_MAX_AGE_NS	(60 * HTB_NSEC_PER_SEC)
+
+void metrics_memo_free(struct metrics_memo *m)
+{
+	free(m->classid);
+	free(m->bytes);
+	free(m->packets);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The previous scrape as the snapshot's first read. */
+static void memo_apply(const struct metrics_memo *m, struct snapshot *sn)
+{
+	for (__u32 s = 0; s < sn->hw; s++) {
+		bool same = s < m->n && m->classid[s] == sn->conf[s].classid &&
+			    m->bytes[s] <= sn->s2[s].bytes && m->packets[s] <= sn->s2[s].packets;
+
+		sn->s1[s].bytes = same ? m->bytes[s] : sn->s2[s].bytes;
+		sn->s1[s].packets = same ? m->packets[s] : sn->s2[s].packets;
+	}
+	sn->t1 = m->t;
+	sn->interval = sn->t2 - m->t;
+}
+
+/* This scrape, for the next. Out of memory: no memo (two reads then). */
+static void memo_save(struct metrics_memo *m, const struct snapshot *sn)
+{
+	if (m->n != sn->hw) {
+		metrics_memo_free(m);
+		m->classid = calloc(sn->hw + 1, sizeof(*m->classid));
+		m->bytes = calloc(sn->hw + 1, sizeof(*m->bytes));
+		m->packets = calloc(sn->hw + 1, sizeof(*m->packets));
+		if (!m->classid || !m->bytes || !m->packets) {
+			metrics_memo_free(m);
+			return;
+		}
+		m->n = sn->hw;
+	}
+	for (__u32 s = 0; s < sn->hw; s++) {
+		m->classid[s] = sn->conf[s].classid;
+		m->bytes[s] = sn->s2[s].bytes;
+		m->packets[s] = sn->s2[s].packets;
+	}
+	m->t = sn->t2;
+}
+
 int metrics_write(const struct ctx *ctx, const char *ifname,
 		  const struct metrics_opts *o, FILE *out)
 {
@@ -281,22 +361,27 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 	struct session s;
 	struct maps mp;
 	__u32 *sel = NULL, n;
+	bool memo;
 	int ret = -1;
 
 	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
 		goto out;
-	if (snapshot_take(ctx, &mp, s.m.hiwater, o->interval_ns, &sn) == 0) {
+	memo = o->memo && o->memo->t && htb_clock_ns() - o->memo->t < MEMO_MAX_AGE_NS;
+	if (snapshot_take(ctx, &mp, s.m.hiwater, memo ? 0 : o->interval_ns, &sn) == 0) {
 		struct dev_in in = { .sn = &sn, .m = &s.m, .dm = o->daemon };
 
+		if (memo)
+			memo_apply(o->memo, &sn);
+		if (o->memo)
+			memo_save(o->memo, &sn);
 		snapshot_sort(&sn);
 		n = select_rows(&sn, o, &sel);
 		if (sel) {
 			put_device(out, ifname, &in);
-			put_classes(out, ifname, &sn, sel, n);
-			ret = 0;
-		} else {
-			p_err(ctx, "out of memory");
+			ret = put_classes(out, ifname, &sn, sel, n);
 		}
+		if (ret)
+			p_err(ctx, "out of memory");
 	}
 	maps_close(&mp);
 out:

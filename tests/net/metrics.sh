@@ -61,11 +61,13 @@ test_all_matches_show() {
 }
 
 test_top_n_keeps_the_busiest_leaves() {
+	local pp
 	loaded
 	in_snd ping -c 200 -i 0.005 -q "$RCV_IP4" > /dev/null 2>&1 &
+	pp=$!
 	sleep 0.3
 	metrics --metrics-classes top:1 interval 200ms > "$tmp/m" || fail "metrics failed: $(oneline "$tmp/err")"
-	wait
+	wait "$pp"
 	promtool_ok "$tmp/m"
 	has_class "$tmp/m" 1:10 || fail "the busiest leaf 1:10 is not in top:1"
 	! has_class "$tmp/m" 1:20 && ! has_class "$tmp/m" 1:30 || fail "more than one leaf in top:1"
@@ -133,7 +135,7 @@ teardown() {
 }
 
 test_daemon_serves_metrics() {
-	local code
+	local code r pp
 	start_daemon 9101 --metrics-classes all
 	in_snd curl -sf "http://127.0.0.1:9101/metrics" > "$tmp/m" || fail "no /metrics"
 	promtool_ok "$tmp/m"
@@ -145,6 +147,18 @@ test_daemon_serves_metrics() {
 	in_snd curl -s -m 2 "http://$SND_IP4:9101/metrics" > /dev/null &&
 		fail "it answers on $SND_IP4, not only on loopback"
 	grep -q 'metrics at http://127.0.0.1:9101/metrics' "$tmp/log" || fail "the log does not say where"
+	# the current rate since the previous scrape, under traffic
+	in_snd ping -c 150 -i 0.01 -s 1000 -q "$RCV_IP4" > /dev/null 2>&1 &
+	pp=$!
+	sleep 0.5
+	in_snd curl -sf "http://127.0.0.1:9101/metrics" > /dev/null
+	sleep 0.5
+	in_snd curl -sf "http://127.0.0.1:9101/metrics" > "$tmp/m2"
+	wait "$pp"
+	r=$(value "$tmp/m2" htbctl_class_current_rate_bytes_per_second 1:10)
+	[ -n "$r" ] && [ "$r" -gt 50000 ] && [ "$r" -lt 200000 ] ||
+		fail "1:10's current rate between two scrapes: '$r' B/s for about 100 kB/s of pings"
+	note "current rate $r B/s"
 }
 
 test_daemon_reports_its_reloads() {
