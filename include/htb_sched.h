@@ -157,8 +157,8 @@
  * cmpxchg, only for a stamp ahead of now) and CoDel is idle (its state
  * would not change: htb_leaf_unlocked); otherwise the leaf is charged
  * under its lock as before, with its pending batch. The uncontended lock
- * pair was 43 ns of the 172 a packet cost at depth 1 (now 134; depth 3
- * 210 -> 168 ns, docs/DESIGN.md "Cost"). Nor is a class with hysteresis
+ * pair was 43 ns of the 172 a packet cost at depth 1 (now 123 with
+ * htb_leaf_first; depth 3 210 -> 154 ns, docs/DESIGN.md "Cost"). Nor is a class with hysteresis
  * on (its thresholds follow its mode, which only an apply updates) or with a burst or cburst under 20 us (its
  * cap would be applied a batch late: htb_batchable). A class's mode and
  * overlimits change at applies, so once per batch at most.
