@@ -4,6 +4,8 @@
 
 OUTPUT  ?= build
 PREFIX  ?= /usr/local
+# systemd reads units from $(PREFIX)/lib/systemd/system for /usr and /usr/local
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 DESTDIR ?=
 CLANG   ?= clang
 BPFTOOL ?= bpftool
@@ -148,6 +150,9 @@ install: $(OUTPUT)/htbctl $(OUTPUT)/htbctl.8
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(OUTPUT)/htbctl $(DESTDIR)$(PREFIX)/sbin/htbctl
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
+	$(Q)sed 's|/usr/sbin/htbctl|$(PREFIX)/sbin/htbctl|g' systemd/htbctl@.service > $(OUTPUT)/htbctl@.service
+	$(Q)install -D -m 0644 $(OUTPUT)/htbctl@.service $(DESTDIR)$(UNITDIR)/htbctl@.service
+	$(Q)install -d -m 0755 $(DESTDIR)/etc/htbctl
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh

@@ -58,6 +58,7 @@ struct daemon {
 	struct share_run share;		/* the sharing loop (daemon_share.c) */
 	const struct daemon_metrics_opts *mo;
 	struct metrics_server metrics;	/* --metrics (daemon_metrics.c) */
+	struct notify_watchdog wd;	/* systemd's (daemon_notify.c) */
 };
 
 static void text_free(struct text *t)
@@ -173,11 +174,27 @@ static int put_in_force(struct daemon *d, const struct text *t)
 
 /* Applies t (taken over): in force, it is the good text; if not, it is
  * not tried again until the file changes (or SIGHUP). */
+/* systemd's READY=1 and a STATUS= line saying what is in force. */
+static void notify_ready(struct daemon *d, const char *how)
+{
+	char msg[PATH_MAX + 160];
+
+	snprintf(msg, sizeof(msg), "READY=1\nSTATUS=shaping %s with %s%s", d->o->ifname,
+		 d->o->config, how);
+	notify_send(msg);
+}
+
 static void apply(struct daemon *d, struct text *t)
 {
-	int rc = put_in_force(d, t);
+	char msg[64];
+	int rc;
 
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
+		 (unsigned long long)htb_clock_ns() / 1000);
+	notify_send(msg);
+	rc = put_in_force(d, t);
 	metrics_server_note(&d->metrics, rc == 0);
+	notify_ready(d, rc == 0 ? "" : " (the last change was not applied: the tree before it stays)");
 	if (rc == 0) {
 		text_move(&d->good, t);
 		text_free(&d->rejected);
@@ -333,6 +350,8 @@ static void wait_event(struct daemon *d, __u64 next_check)
 		until = d->w.pending * 1000000;
 	if (d->share.map_id && d->share.next_ns < until)
 		until = d->share.next_ns;
+	if (d->wd.every_ms && d->wd.next_ms * 1000000 < until)
+		until = d->wd.next_ms * 1000000;
 	until = until > now ? until - now : 0;
 	ts.tv_sec = (time_t)(until / 1000000000);
 	ts.tv_nsec = (long)(until % 1000000000);
@@ -363,6 +382,7 @@ static void serve(struct daemon *d)
 		}
 		if (d->share.map_id && htb_clock_ns() >= d->share.next_ns)
 			share_run_tick(d->ctx, &d->share);
+		notify_watchdog_tick(&d->wd);
 	}
 }
 
@@ -463,7 +483,10 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o,
 		rc = start(&d);
 	if (rc == 0) {
 		share_run_attach(ctx, &d.share, o->ifname);
+		notify_ready(&d, "");
+		notify_watchdog_init(&d.wd);
 		serve(&d);
+		notify_send("STOPPING=1");
 		p_info(ctx, "daemon: %s, leaving %s shaped", strsignal(d.stop), o->ifname);
 	}
 	daemon_close(&d);

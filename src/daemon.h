@@ -102,6 +102,19 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r);
 /* Ends the lease (borrowing first come, first served) and lets go. */
 void share_run_close(const struct ctx *ctx, struct share_run *r);
 
+/* ---- daemon_notify.c ---- */
+
+/* msg to $NOTIFY_SOCKET: 0 sent, 1 no socket named, -errno. */
+int notify_send(const char *msg);
+
+struct notify_watchdog {
+	__u64 every_ms;			/* 0: no watchdog asked for */
+	__u64 next_ms;			/* daemon_now_ms of the next WATCHDOG=1 */
+};
+void notify_watchdog_init(struct notify_watchdog *w);
+/* WATCHDOG=1 when it is due. */
+void notify_watchdog_tick(struct notify_watchdog *w);
+
 /* ---- daemon_metrics.c ---- */
 
 #include <pthread.h>
