@@ -179,6 +179,8 @@ int loader_remove_own_filters(const struct ctx *ctx, const char *ifname, int ifi
 /* ---- loader_set.c, show.c, daemon.c ----------------------------------- */
 
 int loader_set_hysteresis(const struct ctx *ctx, const char *ifname, bool on);
-int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns);
+struct show_filter;
+int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
+	     const struct show_filter *f);
 
 #endif

@@ -44,11 +44,14 @@ static const struct cmd cmds[] = {
 	  "restoring the root qdisc that was there before load. --force also clears "
 	  "the pins of a load that did not finish or whose filter is gone (stale "
 	  "pins), undoing what they record, even if IFACE no longer exists." },
-	{ "show", do_show, "dev IFACE [interval TIME]",
+	{ "show", do_show, "dev IFACE [interval TIME] [class ID] [sort rate|drops|delay|borrowed] [n N]",
 	  "the class tree with its settings and live statistics",
 	  "Like tc -s class show: settings, sent bytes and packets, drops, "
 	  "overlimits, lends, borrows, tokens, ctokens and a current rate per class. "
-	  "The rate is measured over interval (default 200ms; 0 skips it)." },
+	  "The rate is measured over interval (default 200ms; 0 skips it). "
+	  "class ID shows that class and its ancestors; sort lists the classes by "
+	  "current rate, drops (limit and AQM), queue delay or borrowed packets, the "
+	  "largest first, instead of as a tree; n N shows the first N." },
 	{ "metrics", do_metrics, "dev IFACE [interval TIME] [-o FILE] [--metrics-classes inner|all|top:N]",
 	  "the device's state as a Prometheus text exposition",
 	  "Per class: bytes, packets, drops, overlimits, lends, borrows, ECN marks, AQM "

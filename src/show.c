@@ -225,7 +225,8 @@ static int print_snapshot(const struct ctx *ctx, const char *ifname,
 	return 0;
 }
 
-int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
+int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
+	     const struct show_filter *f)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "show", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
@@ -238,8 +239,13 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns)
 	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
 		goto out;
 	if (snapshot_take(ctx, &mp, s.m.hiwater, interval_ns, &sn) == 0) {
+		char id[16];
+
 		snapshot_sort(&sn);
-		if (print_snapshot(ctx, ifname, &s.m, &sn, interval_ns) == 0)
+		if (show_filter_rows(&sn, f))
+			p_err(ctx, "class %s: no such class in the tree in force on %s",
+			      sprint_classid(f->classid, id, sizeof(id)), ifname);
+		else if (print_snapshot(ctx, ifname, &s.m, &sn, interval_ns) == 0)
 			ret = EXIT_OK;
 	}
 	maps_close(&mp);

@@ -167,3 +167,80 @@ __u64 snapshot_rate(const struct snapshot *sn, __u32 s, bool pkts)
 
 	return dt ? (__u64)((unsigned __int128)d * HTB_NSEC_PER_SEC / dt) : 0;
 }
+
+static const char *const sort_names[] = {
+	[SORT_RATE] = "rate", [SORT_DROPS] = "drops", [SORT_DELAY] = "delay",
+	[SORT_BORROWED] = "borrowed",
+};
+
+int show_sort_parse(const char *name, enum show_sort *s)
+{
+	for (int i = SORT_RATE; i <= SORT_BORROWED; i++)
+		if (!strcmp(name, sort_names[i])) {
+			*s = (enum show_sort)i;
+			return 0;
+		}
+	return -1;
+}
+
+/* The key a row sorts by, the largest first. */
+static __u64 sort_key(const struct snapshot *sn, __u32 s, enum show_sort k)
+{
+	const struct htb_class_state *st = &sn->s2[s];
+
+	switch (k) {
+	case SORT_RATE: return snapshot_rate(sn, s, false);
+	case SORT_DROPS: return st->drops + st->aqm_drops;
+	case SORT_DELAY: return st->last_stamp > sn->t2 ? st->last_stamp - sn->t2 : 0;
+	case SORT_BORROWED: return st->borrows;
+	case SORT_TREE: break;
+	}
+	return 0;
+}
+
+static int by_key(const void *a, const void *b, void *arg)
+{
+	const struct snapshot *sn = ((void **)arg)[0];
+	enum show_sort k = *(const enum show_sort *)((void **)arg)[1];
+	__u64 x = sort_key(sn, ((const struct row *)a)->slot, k);
+	__u64 y = sort_key(sn, ((const struct row *)b)->slot, k);
+
+	return x < y ? 1 : x > y ? -1 : row_cmp(a, b);	/* ties in tree order */
+}
+
+/* Keeps the row of classid and its ancestors' (tree order holds them). */
+static int keep_path(struct snapshot *sn, __u32 classid)
+{
+	__u32 n = 0, slot = ~0u;
+
+	for (__u32 r = 0; r < sn->nrows; r++)
+		if (sn->conf[sn->rows[r].slot].classid == classid)
+			slot = sn->rows[r].slot;
+	if (slot == ~0u)
+		return -ENOENT;
+	for (__u32 r = 0; r < sn->nrows; r++) {
+		const struct htb_class_conf *c = &sn->conf[slot];
+		bool on_path = false;
+
+		for (__u32 d = 0; d < c->depth && d < HTB_MAX_DEPTH; d++)
+			on_path |= c->path[d] == sn->rows[r].slot;
+		if (on_path)
+			sn->rows[n++] = sn->rows[r];
+	}
+	sn->nrows = n;
+	return 0;
+}
+
+int show_filter_rows(struct snapshot *sn, const struct show_filter *f)
+{
+	if (f->classid && keep_path(sn, f->classid))
+		return -ENOENT;
+	if (f->sort != SORT_TREE) {
+		void *arg[2] = { sn, (void *)&f->sort };
+
+		qsort_r(sn->rows, sn->nrows, sizeof(*sn->rows), by_key, arg);
+	}
+	if (f->n && f->n < sn->nrows)
+		sn->nrows = f->n;
+	return 0;
+}

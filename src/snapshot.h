@@ -42,6 +42,20 @@ void snapshot_free(struct snapshot *sn);
 /* The current rate of slot s over the two reads, in bytes (pkts: packets)
  * per second; 0 with one read. */
 __u64 snapshot_rate(const struct snapshot *sn, __u32 s, bool pkts);
+/* Which rows show and top print (show_filter_rows). */
+enum show_sort { SORT_TREE, SORT_RATE, SORT_DROPS, SORT_DELAY, SORT_BORROWED };
+struct show_filter {
+	__u32 classid;			/* 0: every class; else it and its ancestors */
+	enum show_sort sort;		/* SORT_TREE: parents first, by class id */
+	__u32 n;			/* 0: no limit */
+};
+
+/* "rate", "drops", "delay", "borrowed" into *s; -1 if none of them. */
+int show_sort_parse(const char *name, enum show_sort *s);
+/* sn->rows narrowed and ordered as f says (after snapshot_sort). 0, or
+ * -ENOENT when f->classid is no class of the tree. */
+int show_filter_rows(struct snapshot *sn, const struct show_filter *f);
+
 /* "1:10" */
 char *sprint_classid(__u32 id, char *buf, size_t len);
 
