@@ -94,6 +94,10 @@ $(OUTPUT)/htbctl.8: $(OUTPUT)/htbctl
 	$(call msg,MAN,$@)
 	$(Q)$< help --man > $@
 
+$(OUTPUT)/htbctl.bash: $(OUTPUT)/htbctl
+	$(call msg,BASH,$@)
+	$(Q)$< help --bash > $@
+
 $(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
 	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
@@ -146,13 +150,14 @@ fuzz: $(FUZZ_BINS)
 	done
 
 # The BPF program is not installed: the binary embeds it (the skeleton).
-install: $(OUTPUT)/htbctl $(OUTPUT)/htbctl.8
+install: $(OUTPUT)/htbctl $(OUTPUT)/htbctl.8 $(OUTPUT)/htbctl.bash
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)install -D -m 0755 $(OUTPUT)/htbctl $(DESTDIR)$(PREFIX)/sbin/htbctl
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
 	$(Q)sed 's|/usr/sbin/htbctl|$(PREFIX)/sbin/htbctl|g' systemd/htbctl@.service > $(OUTPUT)/htbctl@.service
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl@.service $(DESTDIR)$(UNITDIR)/htbctl@.service
 	$(Q)install -d -m 0755 $(DESTDIR)/etc/htbctl
+	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/htbctl
 
 vmlinux:
 	$(Q)scripts/gen-vmlinux.sh

@@ -176,6 +176,152 @@ static void print_man(FILE *f)
 	fprintf(f, ".SH SEE ALSO\n.BR tc (8),\n.BR tc-htb (8),\n.BR tc-fq (8),\n.BR bpftool (8)\n");
 }
 
+/*
+ * Bash completion from the command table: each command's words come from
+ * its args string. A lowercase word or a -flag is a keyword; an uppercase
+ * word after it is its value (IFACE: a network device, FILE: a file, ID:
+ * a class of the device named after dev, anything else: not completed);
+ * a|b|c after it lists its values; a keyword followed by none is a flag.
+ */
+enum cval { CV_NONE, CV_IFACE, CV_FILE, CV_CLASS, CV_LIST, CV_FLAG };
+
+static enum cval value_kind(const char *tok)
+{
+	if (!strcmp(tok, "IFACE"))
+		return CV_IFACE;
+	if (!strcmp(tok, "FILE"))
+		return CV_FILE;
+	if (!strcmp(tok, "ID"))
+		return CV_CLASS;
+	return CV_NONE;
+}
+
+static bool is_placeholder(const char *tok)
+{
+	return (tok[0] >= 'A' && tok[0] <= 'Z') || !strcmp(tok, "...");
+}
+
+/* The args string's words, brackets removed, into w (at most max). */
+static int arg_words(const char *args, char w[][64], int max)
+{
+	int n = 0;
+
+	for (const char *p = args; *p && n < max;) {
+		size_t k = 0;
+
+		while (*p == ' ' || *p == '[' || *p == ']')
+			p++;
+		while (*p && *p != ' ' && *p != '[' && *p != ']' && k < 63)
+			w[n][k++] = *p++;
+		w[n][k] = '\0';
+		if (k)
+			n++;
+	}
+	return n;
+}
+
+/* The case arms for one command's keyword values, and its word list. */
+static void completion_cmd(FILE *f, const struct cmd *c, char *words, size_t wlen)
+{
+	char w[32][64];
+	int n = arg_words(c->args, w, 32);
+
+	words[0] = '\0';
+	for (int i = 0; i < n; i++) {
+		const char *next = i + 1 < n ? w[i + 1] : "";
+		enum cval k;
+
+		if (is_placeholder(w[i]) || strchr(w[i], '|'))
+			continue;
+		snprintf(words + strlen(words), wlen - strlen(words), "%s%s", *words ? " " : "", w[i]);
+		k = strchr(next, '|') ? CV_LIST : is_placeholder(next) ? value_kind(next) : CV_FLAG;
+		if (k == CV_FLAG)
+			continue;
+		fprintf(f, "\t\"%s %s\") ", c->name, w[i]);
+		switch (k) {
+		case CV_IFACE:
+			fprintf(f, "_htbctl_reply \"$(ls /sys/class/net 2>/dev/null)\"; return ;;\n");
+			break;
+		case CV_FILE:
+			fprintf(f, "COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n");
+			break;
+		case CV_CLASS:
+			fprintf(f, "_htbctl_reply \"$(_htbctl_classes \"$dev\")\"; return ;;\n");
+			break;
+		case CV_LIST: {
+			char vals[256];
+
+			/* "top:N": "top:", the rest typed */
+			size_t o = 0;
+
+			for (const char *q = next; *q && o < sizeof(vals) - 1; q++) {
+				if (*q == '|')
+					vals[o++] = ' ';
+				else if (!(*q >= 'A' && *q <= 'Z' && q > next && q[-1] == ':'))
+					vals[o++] = *q;
+				else
+					while (q[1] && q[1] != '|')
+						q++;
+			}
+			vals[o] = '\0';
+			fprintf(f, "_htbctl_reply \"%s\"; return ;;\n", vals);
+			break;
+		}
+		default:
+			fprintf(f, "COMPREPLY=(); return ;;\n");
+		}
+	}
+}
+
+static void print_completion(FILE *f)
+{
+	char words[NCMDS][512];
+
+	/* The words come from COMP_LINE split at blanks, not COMP_WORDS: a
+	 * class id's ':' is in COMP_WORDBREAKS, so bash replaces only what
+	 * follows the last ':' of the word, which _htbctl_reply strips. */
+	fprintf(f, "# bash completion for htbctl, generated from its command table "
+		   "(htbctl help --bash)\n"
+		   "_htbctl_reply() {\n"
+		   "\tCOMPREPLY=($(compgen -W \"$1\" -- \"$cur\"))\n"
+		   "\tif [[ $cur == *:* && $COMP_WORDBREAKS == *:* ]]; then\n"
+		   "\t\tlocal pre=${cur%%\"${cur##*:}\"}\n"
+		   "\t\tCOMPREPLY=(\"${COMPREPLY[@]#\"$pre\"}\")\n"
+		   "\tfi\n"
+		   "}\n"
+		   "# the classes of a loaded device (needs root, as show does)\n"
+		   "_htbctl_classes() {\n"
+		   "\t[ -n \"$1\" ] && \"$bin\" show dev \"$1\" interval 0 2>/dev/null |\n"
+		   "\t\tawk '$1 == \"class\" && $2 == \"htb\" { print $3 }'\n"
+		   "}\n"
+		   "_htbctl() {\n"
+		   "\tlocal line=${COMP_LINE:0:COMP_POINT} cur prev bin cmd= dev= i w\n"
+		   "\tread -ra w <<< \"$line\"\n"
+		   "\tif [[ $line == *[[:space:]] ]]; then w+=(\"\"); fi\n"
+		   "\tcur=${w[-1]} prev=${w[-2]:-} bin=${w[0]}\n"
+		   "\tfor ((i = 1; i < ${#w[@]} - 1; i++)); do\n"
+		   "\t\tif [ -z \"$cmd\" ]; then\n"
+		   "\t\t\tcase ${w[i]} in -*) ;; *) cmd=${w[i]} ;; esac\n"
+		   "\t\telif [ \"${w[i-1]}\" = dev ]; then\n"
+		   "\t\t\tdev=${w[i]}\n"
+		   "\t\tfi\n"
+		   "\tdone\n"
+		   "\tif [ -z \"$cmd\" ]; then\n"
+		   "\t\t_htbctl_reply \"");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "%s ", cmds[i].name);
+	fprintf(f, "help -j --json -v --version\"\n\t\treturn\n\tfi\n\tcase \"$cmd $prev\" in\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		completion_cmd(f, &cmds[i], words[i], sizeof(words[i]));
+	fprintf(f, "\tesac\n\tcase $cmd in\n");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "\t%s) _htbctl_reply \"%s\" ;;\n", cmds[i].name, words[i]);
+	fprintf(f, "\thelp) _htbctl_reply \"");
+	for (size_t i = 0; i < NCMDS; i++)
+		fprintf(f, "%s ", cmds[i].name);
+	fprintf(f, "--man --bash\" ;;\n\tesac\n}\ncomplete -F _htbctl htbctl\n");
+}
+
 static const struct cmd *find_cmd(const char *name)
 {
 	for (size_t i = 0; i < NCMDS; i++)
@@ -194,6 +340,10 @@ static int do_help(const struct ctx *ctx, int argc, char **argv)
 	}
 	if (!strcmp(argv[0], "--man")) {
 		print_man(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[0], "--bash")) {
+		print_completion(stdout);
 		return EXIT_OK;
 	}
 	c = find_cmd(argv[0]);

@@ -75,4 +75,16 @@ test_bad_filters_refused() {
 	refused_with 2 "n 'x'" h show dev "$SND_IF" n x
 }
 
+# Bash completion of class ids (htbctl help --bash) reads the loaded tree;
+# bash replaces only what follows the word's last ':'.
+test_completion_of_class_ids() {
+	local got
+	loaded
+	"$HTBCTL" help --bash > "$tmp/c.bash"
+	got=$(in_snd bash -c 'source "$1"; COMP_LINE=$2; COMP_POINT=${#2}; _htbctl
+		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' _ "$tmp/c.bash" \
+		"$HTBCTL show dev $SND_IF class 1:")
+	[ "$got" = "1 10 2 20 30 " ] || fail "class 1: completed to '$got'"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"
