@@ -120,6 +120,7 @@ void notify_watchdog_tick(struct notify_watchdog *w);
 #include <pthread.h>
 #include <netinet/in.h>
 #include "metrics.h"
+#include "snapshot.h"
 
 /* --metrics ADDR:PORT, parsed. */
 struct metrics_addr {
@@ -144,7 +145,7 @@ struct metrics_server {
 	pthread_mutex_t lock;		/* guards dm */
 	bool lock_init;
 	struct metrics_daemon dm;
-	struct metrics_memo memo;	/* the previous scrape */
+	struct snapshot_memo memo;	/* the previous scrape */
 };
 
 /* "127.0.0.1:9101", "[::1]:9101", ":9101" (127.0.0.1); 0 or -1 with one

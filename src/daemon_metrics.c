@@ -173,7 +173,7 @@ void metrics_server_stop(struct metrics_server *m)
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
 	m->mhd = NULL;
-	metrics_memo_free(&m->memo);
+	snapshot_memo_free(&m->memo);
 	if (m->lock_init)
 		pthread_mutex_destroy(&m->lock);
 	m->lock_init = false;

@@ -52,6 +52,14 @@ static const struct cmd cmds[] = {
 	  "class ID shows that class and its ancestors; sort lists the classes by "
 	  "current rate, drops (limit and AQM), queue delay or borrowed packets, the "
 	  "largest first, instead of as a tree; n N shows the first N." },
+	{ "top", do_top, "dev IFACE [interval TIME] [sort rate|drops|delay|borrowed] [n N]",
+	  "a live view of the busiest classes, like top(1)",
+	  "Every interval (default 1s, 100ms to 60s) the device's totals and the classes "
+	  "sorted by current rate (or drops, queue delay, borrowed packets), as many as "
+	  "the terminal has rows for (or N): rate, ceil, current rate with a bar of it "
+	  "against the ceil, drops per second (limit and AQM) and queue delay, redrawn in "
+	  "place; q quits. Without a terminal it prints one frame, its rates over one "
+	  "interval, and exits." },
 	{ "metrics", do_metrics, "dev IFACE [interval TIME] [-o FILE] [--metrics-classes inner|all|top:N]",
 	  "the device's state as a Prometheus text exposition",
 	  "Per class: bytes, packets, drops, overlimits, lends, borrows, ECN marks, AQM "

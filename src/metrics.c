@@ -304,53 +304,6 @@ int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_o
 	return -1;
 }
 
-/* A memo younger than this stands in for the first read. */
-#define MEMO_MAX_AGE_NS	(60 * HTB_NSEC_PER_SEC)
-
-void metrics_memo_free(struct metrics_memo *m)
-{
-	free(m->classid);
-	free(m->bytes);
-	free(m->packets);
-	memset(m, 0, sizeof(*m));
-}
-
-/* The previous scrape as the snapshot's first read. */
-static void memo_apply(const struct metrics_memo *m, struct snapshot *sn)
-{
-	for (__u32 s = 0; s < sn->hw; s++) {
-		bool same = s < m->n && m->classid[s] == sn->conf[s].classid &&
-			    m->bytes[s] <= sn->s2[s].bytes && m->packets[s] <= sn->s2[s].packets;
-
-		sn->s1[s].bytes = same ? m->bytes[s] : sn->s2[s].bytes;
-		sn->s1[s].packets = same ? m->packets[s] : sn->s2[s].packets;
-	}
-	sn->t1 = m->t;
-	sn->interval = sn->t2 - m->t;
-}
-
-/* This scrape, for the next. Out of memory: no memo (two reads then). */
-static void memo_save(struct metrics_memo *m, const struct snapshot *sn)
-{
-	if (m->n != sn->hw) {
-		metrics_memo_free(m);
-		m->classid = calloc(sn->hw + 1, sizeof(*m->classid));
-		m->bytes = calloc(sn->hw + 1, sizeof(*m->bytes));
-		m->packets = calloc(sn->hw + 1, sizeof(*m->packets));
-		if (!m->classid || !m->bytes || !m->packets) {
-			metrics_memo_free(m);
-			return;
-		}
-		m->n = sn->hw;
-	}
-	for (__u32 s = 0; s < sn->hw; s++) {
-		m->classid[s] = sn->conf[s].classid;
-		m->bytes[s] = sn->s2[s].bytes;
-		m->packets[s] = sn->s2[s].packets;
-	}
-	m->t = sn->t2;
-}
-
 int metrics_write(const struct ctx *ctx, const char *ifname,
 		  const struct metrics_opts *o, FILE *out)
 {
@@ -366,14 +319,14 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 
 	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
 		goto out;
-	memo = o->memo && o->memo->t && htb_clock_ns() - o->memo->t < MEMO_MAX_AGE_NS;
+	memo = o->memo && o->memo->t && htb_clock_ns() - o->memo->t < SNAPSHOT_MEMO_MAX_AGE_NS;
 	if (snapshot_take(ctx, &mp, s.m.hiwater, memo ? 0 : o->interval_ns, &sn) == 0) {
 		struct dev_in in = { .sn = &sn, .m = &s.m, .dm = o->daemon };
 
 		if (memo)
-			memo_apply(o->memo, &sn);
+			snapshot_memo_apply(o->memo, &sn);
 		if (o->memo)
-			memo_save(o->memo, &sn);
+			snapshot_memo_save(o->memo, &sn);
 		snapshot_sort(&sn);
 		n = select_rows(&sn, o, &sel);
 		if (sel) {

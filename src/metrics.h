@@ -22,24 +22,16 @@ struct metrics_daemon {
 	double last_time;		/* its end, seconds since the epoch */
 };
 
-/* The daemon's previous scrape, by slot: the next one's current rate is
- * measured since it, with one read of the maps and no wait. */
-struct metrics_memo {
-	__u32 n;			/* slots held */
-	__u32 *classid;			/* a slot whose class changed reads rate 0 */
-	__u64 *bytes, *packets;
-	__u64 t;			/* when it was read (htb_clock_ns); 0: none */
-};
+struct snapshot_memo;
 
 struct metrics_opts {
 	enum metrics_classes classes;
 	__u32 top_n;
 	__u64 interval_ns;		/* between the two reads (current rate) */
 	const struct metrics_daemon *daemon;
-	struct metrics_memo *memo;	/* NULL: two reads, interval_ns apart */
+	struct snapshot_memo *memo;	/* the previous scrape; NULL: two reads,
+					 * interval_ns apart */
 };
-
-void metrics_memo_free(struct metrics_memo *m);
 
 #define METRICS_DEFAULT_INTERVAL_NS	(100 * 1000 * 1000ull)
 

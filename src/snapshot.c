@@ -244,3 +244,56 @@ int show_filter_rows(struct snapshot *sn, const struct show_filter *f)
 		sn->nrows = f->n;
 	return 0;
 }
+
+void snapshot_memo_free(struct snapshot_memo *m)
+{
+	free(m->classid);
+	free(m->bytes);
+	free(m->packets);
+	free(m->drops);
+	memset(m, 0, sizeof(*m));
+}
+
+/* The previous reading as the snapshot's first read (its counters; drops
+ * and aqm_drops together in s1.drops). */
+void snapshot_memo_apply(const struct snapshot_memo *m, struct snapshot *sn)
+{
+	for (__u32 s = 0; s < sn->hw; s++) {
+		const struct htb_class_state *b = &sn->s2[s];
+		bool same = s < m->n && m->classid[s] == sn->conf[s].classid &&
+			    m->bytes[s] <= b->bytes && m->packets[s] <= b->packets &&
+			    m->drops[s] <= b->drops + b->aqm_drops;
+
+		sn->s1[s].bytes = same ? m->bytes[s] : b->bytes;
+		sn->s1[s].packets = same ? m->packets[s] : b->packets;
+		sn->s1[s].drops = same ? m->drops[s] : b->drops + b->aqm_drops;
+		sn->s1[s].aqm_drops = 0;
+	}
+	sn->t1 = m->t;
+	sn->interval = sn->t2 - m->t;
+}
+
+/* This reading, for the next. Out of memory: no memo (two reads then). */
+void snapshot_memo_save(struct snapshot_memo *m, const struct snapshot *sn)
+{
+	if (m->n != sn->hw) {
+		snapshot_memo_free(m);
+		m->classid = calloc(sn->hw + 1, sizeof(*m->classid));
+		m->bytes = calloc(sn->hw + 1, sizeof(*m->bytes));
+		m->packets = calloc(sn->hw + 1, sizeof(*m->packets));
+		m->drops = calloc(sn->hw + 1, sizeof(*m->drops));
+		if (!m->classid || !m->bytes || !m->packets || !m->drops) {
+			snapshot_memo_free(m);
+			return;
+		}
+		m->n = sn->hw;
+	}
+	for (__u32 s = 0; s < sn->hw; s++) {
+		m->classid[s] = sn->conf[s].classid;
+		m->bytes[s] = sn->s2[s].bytes;
+		m->packets[s] = sn->s2[s].packets;
+		m->drops[s] = sn->s2[s].drops + sn->s2[s].aqm_drops;
+	}
+	m->t = sn->t2;
+}
+

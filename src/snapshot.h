@@ -56,6 +56,21 @@ int show_sort_parse(const char *name, enum show_sort *s);
  * -ENOENT when f->classid is no class of the tree. */
 int show_filter_rows(struct snapshot *sn, const struct show_filter *f);
 
+/* A previous reading, by slot: the next one's current rates are measured
+ * since it, with one read of the maps and no wait (the daemon's scrapes,
+ * top's frames). */
+struct snapshot_memo {
+	__u32 n;			/* slots held */
+	__u32 *classid;			/* a slot whose class changed reads rate 0 */
+	__u64 *bytes, *packets, *drops;
+	__u64 t;			/* when it was read (htb_clock_ns); 0: none */
+};
+/* A memo younger than this stands in for the first read. */
+#define SNAPSHOT_MEMO_MAX_AGE_NS	(60 * HTB_NSEC_PER_SEC)
+void snapshot_memo_apply(const struct snapshot_memo *m, struct snapshot *sn);
+void snapshot_memo_save(struct snapshot_memo *m, const struct snapshot *sn);
+void snapshot_memo_free(struct snapshot_memo *m);
+
 /* "1:10" */
 char *sprint_classid(__u32 id, char *buf, size_t len);
 

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * top: a live view of a loaded device for people, like top(1). Every
+ * interval a snapshot of the maps (snapshot.c; one read a frame, the
+ * rates measured since the previous frame's), the device's totals and the
+ * busiest classes: rate, ceil, current rate and a bar of it against the
+ * ceil, drops per second (limit and AQM), queue delay. On a terminal the
+ * frame is redrawn in place and q quits; otherwise one frame is printed
+ * (its rates over one interval) and top exits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+
+#include "loader.h"
+#include "maps_fill.h"
+#include "snapshot.h"
+#include "top.h"
+#include "units.h"
+
+#define BAR	20	/* characters of the bar of a class's ceil */
+
+static const char *const sort_label[] = {
+	[SORT_TREE] = "tree", [SORT_RATE] = "current rate", [SORT_DROPS] = "drops",
+	[SORT_DELAY] = "queue delay", [SORT_BORROWED] = "borrowed packets",
+};
+
+/* Rows a terminal of this height has room for: all but the header. */
+static __u32 rows_that_fit(void)
+{
+	struct winsize ws;
+
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 6)
+		return 20;
+	return ws.ws_row - 5;
+}
+
+static void bar(char *b, __u64 cur, __u64 ceil)
+{
+	__u64 fill = ceil ? (cur * BAR + ceil / 2) / ceil : 0;
+
+	if (fill > BAR)
+		fill = BAR;
+	for (int i = 0; i < BAR; i++)
+		b[i] = i < (int)fill ? '#' : '.';
+	b[BAR] = '\0';
+}
+
+/* Per second of what grew since the frame before (s1: the memo's). */
+static __u64 per_s(__u64 now, __u64 then, const struct snapshot *sn)
+{
+	__u64 dt = sn->t2 - sn->t1;
+
+	return dt && now > then ? (__u64)((unsigned __int128)(now - then) * HTB_NSEC_PER_SEC / dt) : 0;
+}
+
+static void print_header(FILE *f, const char *ifname, const struct snapshot *sn,
+			 const struct top_opts *o, __u32 shown, bool tty)
+{
+	char r[UNIT_BUF], t[UNIT_BUF];
+	__u64 sent = 0;
+
+	for (__u32 s = 0; s < sn->hw; s++)	/* top-level classes carry every byte */
+		if ((sn->conf[s].flags & HTB_CONF_VALID) && sn->conf[s].depth == 1)
+			sent += snapshot_rate(sn, s, false);
+	sprint_time(o->interval_ns, t, sizeof(t));
+	fprintf(f, "htbctl top: dev %s, %u classes, every %s, by %s%s\n", ifname, sn->nrows, t,
+		sort_label[o->sort], tty ? " (q quits)" : "");
+	sprint_rate(sent, r, sizeof(r));
+	fprintf(f, " sending %s; unclassified %llu pkt, dropped %llu, spare bandwidth %s; %u shown\n\n",
+		r, (unsigned long long)sn->ds.unclassified_packets,
+		(unsigned long long)sn->ds.drops,
+		sn->t0 < sn->rt.share_until_ns ? "by prio and quantum" : "first come, first served",
+		shown);
+	fprintf(f, "%-10s %-10s %10s %10s %10s  %-*s %5s %9s %9s\n", "CLASS", "PARENT", "RATE",
+		"CEIL", "CURRENT", BAR, "OF CEIL", "", "DROPS/s", "DELAY");
+}
+
+static void print_row(FILE *f, const struct snapshot *sn, __u32 s)
+{
+	const struct htb_class_conf *c = &sn->conf[s];
+	const struct htb_class_state *st = &sn->s2[s];
+	char id[16], pid[16] = "root", r[UNIT_BUF], ce[UNIT_BUF], cur[UNIT_BUF], d[UNIT_BUF], b[BAR + 1];
+	__u64 now = sn->t2, rate = snapshot_rate(sn, s, false);
+	__u64 ceil = c->ceil.rate_Bps, pct = ceil ? rate * 100 / ceil : 0;
+
+	if (c->depth > 1 && c->path[1] < sn->hw)
+		sprint_classid(sn->conf[c->path[1]].classid, pid, sizeof(pid));
+	sprint_rate(c->rate.rate_Bps, r, sizeof(r));
+	sprint_rate(ceil, ce, sizeof(ce));
+	sprint_rate(rate, cur, sizeof(cur));
+	sprint_time(st->last_stamp > now ? st->last_stamp - now : 0, d, sizeof(d));
+	bar(b, rate, ceil);
+	fprintf(f, "%-10s %-10s %10s %10s %10s  %s %4llu%% %9llu %9s\n",
+		sprint_classid(c->classid, id, sizeof(id)), pid, r, ce, cur, b,
+		(unsigned long long)pct,
+		(unsigned long long)per_s(st->drops + st->aqm_drops, sn->s1[s].drops, sn),
+		c->flags & HTB_CONF_LEAF ? d : "-");
+}
+
+/* One frame into a buffer, written at once (no flicker). */
+static int frame(const struct ctx *ctx, const char *ifname, const struct top_opts *o,
+		 struct snapshot_memo *memo, bool tty)
+{
+	static const struct dev_cmd cmd = {
+		.verb = "top", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
+	};
+	struct show_filter fl = { .sort = o->sort, .n = o->n ? o->n : tty ? rows_that_fit() : 0 };
+	struct snapshot sn = { 0 };
+	struct session s;
+	struct maps mp;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = -1;
+
+	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp)) {
+		session_close(&s);
+		return -1;
+	}
+	if (snapshot_take(ctx, &mp, s.m.hiwater, memo->t ? 0 : o->interval_ns, &sn) == 0) {
+		/* the rates since the last frame; drops per second from s1 */
+		if (!memo->t)
+			snapshot_memo_save(memo, &(struct snapshot){ .hw = sn.hw, .conf = sn.conf,
+								  .s2 = sn.s1, .t2 = sn.t1 });
+		snapshot_memo_apply(memo, &sn);
+		snapshot_memo_save(memo, &sn);
+		snapshot_sort(&sn);
+		show_filter_rows(&sn, &fl);
+		f = open_memstream(&buf, &len);
+		if (f) {
+			if (tty)
+				fputs("\033[H\033[2J", f);
+			print_header(f, ifname, &sn, o, sn.nrows, tty);
+			for (__u32 i = 0; i < sn.nrows; i++)
+				print_row(f, &sn, sn.rows[i].slot);
+			if (!fclose(f)) {
+				rc = fwrite(buf, 1, len, stdout) == len && !fflush(stdout) ? 0 : -1;
+				if (rc)
+					p_err(ctx, "writing the output failed");
+			}
+		}
+		free(buf);
+	}
+	maps_close(&mp);
+	snapshot_free(&sn);
+	session_close(&s);
+	return rc;
+}
+
+/* Waits up to ns for a key; true when it is q (or the input ended). */
+static bool quit_key(__u64 ns)
+{
+	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	char c;
+
+	if (poll(&p, 1, (int)(ns / 1000000)) <= 0)
+		return false;
+	if (read(STDIN_FILENO, &c, 1) != 1)
+		return true;
+	return c == 'q' || c == 'Q' || c == 3;
+}
+
+int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
+{
+	bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	struct snapshot_memo memo = { 0 };
+	struct termios old, raw;
+	int rc;
+
+	if (!tty) {
+		rc = frame(ctx, ifname, o, &memo, false);
+		snapshot_memo_free(&memo);
+		return rc ? EXIT_FAIL : EXIT_OK;
+	}
+	tcgetattr(STDIN_FILENO, &old);
+	raw = old;
+	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);	/* Ctrl-C comes as a key: the terminal is restored */
+	raw.c_cc[VMIN] = 1;
+	raw.c_cc[VTIME] = 0;
+	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	fputs("\033[?25l", stdout);	/* no cursor while it draws */
+	while ((rc = frame(ctx, ifname, o, &memo, true)) == 0 && !quit_key(o->interval_ns))
+		;
+	fputs("\033[?25h", stdout);
+	fflush(stdout);
+	tcsetattr(STDIN_FILENO, TCSANOW, &old);
+	snapshot_memo_free(&memo);
+	return rc ? EXIT_FAIL : EXIT_OK;
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# htbctl top (root; --no-qdisc): without a terminal one frame, the busiest
+# class first, its current rate, bar and drops; under tmux (a real
+# terminal: send-keys, capture-pane) the view redraws in place, follows
+# the traffic and quits on q, leaving the terminal as it was.
+
+conf() {
+	ini device default=1:30
+	ini 'class 1:1' rate=100mbit
+	ini 'class 1:10' parent=1:1 rate=2mbit ceil=4mbit "match=dst $RCV_IP4/32"
+	ini 'class 1:20' parent=1:1 rate=10mbit "match=udp dport 9"
+	ini 'class 1:30' parent=1:1 rate=1mbit ceil=100mbit
+}
+loaded() {
+	conf > "$tmp/c.ini"
+	h load dev "$SND_IF" config "$tmp/c.ini" --no-qdisc > /dev/null 2> "$tmp/err" ||
+		fail "load failed: $(oneline "$tmp/err")"
+}
+pings() { in_snd ping -c "$1" -i 0.005 -s 1000 -q "$RCV_IP4" > /dev/null 2>&1; }
+teardown() {
+	tmux -L "htbtop$$" kill-server 2> /dev/null
+	return 0
+}
+
+test_one_frame_without_a_terminal() {
+	local pp first
+	loaded
+	pings 200 &
+	pp=$!
+	sleep 0.3
+	h top dev "$SND_IF" interval 500ms < /dev/null > "$tmp/top" 2> "$tmp/err" ||
+		fail "top failed: $(oneline "$tmp/err")"
+	wait "$pp"
+	grep -q "^htbctl top: dev $SND_IF, 4 classes, every 500ms, by current rate$" "$tmp/top" ||
+		fail "header: $(head -1 "$tmp/top")"
+	! grep -q $'\e' "$tmp/top" || fail "terminal escapes without a terminal"
+	first=$(awk '$1 ~ /^1:/ { print $1; exit }' "$tmp/top")
+	# 1:1 carries the pings too; the leaf that does comes next
+	[ "$first" = 1:1 ] || fail "first row $first: $(oneline "$tmp/top")"
+	awk '$1 == "1:10" { found = 1; if ($5 == "0bit") exit 1 } END { exit !found }' "$tmp/top" ||
+		fail "1:10 without a current rate: $(grep '^1:10' "$tmp/top")"
+	grep -q '^1:10 .*#' "$tmp/top" || fail "no bar for 1:10: $(grep '^1:10' "$tmp/top")"
+}
+
+test_sort_and_n() {
+	loaded
+	h top dev "$SND_IF" sort delay n 2 < /dev/null > "$tmp/top" 2> "$tmp/err" || fail "top failed"
+	[ "$(grep -c '^1:' "$tmp/top")" = 2 ] || fail "n 2: $(grep '^1:' "$tmp/top" | tr '\n' ' ')"
+	refused_with() {
+		local want=$1 pat=$2 rc=0
+		shift 2
+		"$@" > "$tmp/out" 2>&1 < /dev/null || rc=$?
+		[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
+			fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
+	}
+	refused_with 2 "interval '10ms'" h top dev "$SND_IF" interval 10ms
+	refused_with 2 "sort 'x'" h top dev "$SND_IF" sort x
+	h unload dev "$SND_IF" > /dev/null
+	refused_with 1 'not loaded' h top dev "$SND_IF"
+}
+
+# tmux: a 120x30 terminal running top in the sender's namespace.
+tm() { tmux -L "htbtop$$" "$@"; }
+pane() { tm capture-pane -p -t top; }
+test_live_view_under_tmux() {
+	local before after
+	command -v tmux > /dev/null || fail "no tmux (scripts/setup.sh installs it)"
+	loaded
+	tm new-session -d -s top -x 120 -y 30 \
+		"nsenter --net=/run/netns/$SND_NS $HTBCTL top dev $SND_IF interval 200ms; echo TOP-EXITED \$?; sleep 30" ||
+		fail "no tmux session"
+	wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q '(q quits)'" ||
+		fail "no view: $(pane | head -3 | tr '\n' ' ')"
+	before=$(pane | awk '$1 == "1:10" { print $5 }')
+	pings 300 &
+	wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t top | awk '\$1 == \"1:10\" && \$5 != \"0bit\" { f = 1 } END { exit !f }'" ||
+		fail "the view did not follow the traffic: $(pane | grep '^1:10')"
+	after=$(pane | awk '$1 == "1:10" { print $5 }')
+	wait
+	[ "$(pane | grep -c '^htbctl top:')" = 1 ] || fail "not redrawn in place: $(pane | grep -c '^htbctl top:') headers"
+	tm send-keys -t top q
+	wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q 'TOP-EXITED 0'" ||
+		fail "q did not quit: $(pane | tail -3 | tr '\n' ' ')"
+	note "1:10 current rate $before then $after"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
