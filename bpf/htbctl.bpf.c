@@ -182,17 +182,19 @@ const volatile bool bench_no_lock = false;
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)
 #define HTB_UNLOCK(st)		do { if (!bench_no_lock) bpf_spin_unlock(&(st)->lock); } while (0)
 /* *p = max(*p, v) against other CPUs doing the same without a lock: a
- * failed cmpxchg means another CPU moved *p, and four tries are plenty
- * (each failure needs a packet of the class on another CPU in between). */
+ * failed cmpxchg means another CPU moved *p in between (a packet of the
+ * class there), so 16 tries outlast any number of CPUs sending at once. */
 #define HTB_RAISE(p, v)	do {							\
 	__u64 o_ = *(volatile __u64 *)(p), v_ = (v);				\
-	for (int i_ = 0; i_ < 4 && o_ < v_; i_++) {				\
+	for (int i_ = 0; i_ < 16 && o_ < v_; i_++) {				\
 		__u64 w_ = __sync_val_compare_and_swap((p), o_, v_);		\
 		if (w_ == o_)							\
 			break;							\
 		o_ = w_;							\
 	}									\
 } while (0)
+/* *p = v if *p is still old (the flow's vfinish: see htb_leaf_try_unlocked) */
+#define HTB_CAS(p, old, v)	((void)__sync_val_compare_and_swap((p), (old), (v)))
 
 /* The per-class steps of htb_sched.h as global subprograms: each is
  * verified once, alone (see there). */

@@ -205,6 +205,7 @@
  *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
  *   HTB_RAISE(p, v)			*p = max(*p, v), atomic against other
  *					CPUs doing the same without the lock
+ *   HTB_CAS(p, old, v)		*p = v if *p == old, atomically
  */
 #ifndef HTB_SCHED_H
 #define HTB_SCHED_H
@@ -235,6 +236,7 @@ struct htb_env {
 #define HTB_LOCK(st)		do { } while (0)
 #define HTB_UNLOCK(st)		do { } while (0)
 #define HTB_RAISE(p, v)		do { if (*(p) < (v)) *(p) = (v); } while (0)
+#define HTB_CAS(p, old, v)	do { if (*(p) == (old)) *(p) = (v); } while (0)
 #endif
 
 /* One load the compiler may neither split nor repeat. */
@@ -852,7 +854,7 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	struct htb_flow *fl = (void *)0;
 	struct htb_blimit bl;
 	struct htb_cost k;
-	__u64 limit, fl_last = 0, end = 0;
+	__u64 limit, fl_last = 0, end = 0, vf = 0;
 	int flows, take;
 
 	if (!c || !st || !a || !htb_batchable(c, p))
@@ -863,16 +865,26 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	flows = (c->flags & HTB_CONF_FLOWS) && HTB_ENV_HAS_FLOWS(env);
 	if (flows) {
 		fl = HTB_ENV_FLOW(env, j->idx, p->flow_hash);
-		if (fl)
-			fl_last = fl->last_stamp;
+		if (fl) {
+			fl_last = HTB_LOAD_ONCE(fl->last_stamp);
+			vf = HTB_LOAD_ONCE(fl->vfinish);
+		}
 		end = htb_flow_end(fl, p->now, k.r >> c->rate.shift);
 	}
 	if (!htb_leaf_unlocked(c, st, p, j, fl_last, limit, 1))
 		return -1;
 	j->flags = fl || !flows ? 0 : HTB_JOB_FLOW_NEW;
 	take = htb_batch_take(c, a, &k, 1, 1, 1);
-	if (flows)
-		j->vfinish = htb_flow_update(fl, j->T, end, 0);
+	/* The flow's entry without the leaf's lock: another CPU's packet of
+	 * the same flow may be queued under it meanwhile (vfinish BULK, a
+	 * later last_stamp). So vfinish changes only if it is still what this
+	 * packet's decision saw, and last_stamp is only raised: a queued
+	 * packet's state is never overwritten. */
+	j->vfinish = end;
+	if (fl) {
+		HTB_CAS(&fl->vfinish, vf, end);
+		HTB_RAISE(&fl->last_stamp, j->T);
+	}
 	/* a stamp not ahead of now orders nothing (any later packet's floor
 	 * is its own now): not written, so CPUs sending to one leaf within
 	 * its rate share no written line */

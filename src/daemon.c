@@ -448,8 +448,8 @@ static void daemon_close(struct daemon *d)
 	text_free(&d->candidate);
 }
 
-/* The checks, the lock, the watch and the signals, in that order: a
- * refused daemon changes nothing. */
+/* The checks, the lock, the watch, the signals and the metrics server, in
+ * that order: a refused daemon changes nothing. */
 static int daemon_open(struct daemon *d)
 {
 	static const struct dev_cmd cmd = {
@@ -465,10 +465,15 @@ static int daemon_open(struct daemon *d)
 	d->lock = daemon_lock(d->ctx, d->o->ifname);
 	if (d->lock < 0 || watch_open(d->ctx, d->o->config, &d->w))
 		return -1;
+	/* the signals blocked first: the server's thread inherits the mask,
+	 * so SIGHUP, SIGINT and SIGTERM reach the signalfd, never that thread
+	 * (whose default action would end the process) */
+	if (signals_open(d))
+		return -1;
 	d->metrics.opts = d->mo->opts;
 	if (d->mo->on && metrics_server_start(d->ctx, &d->metrics, d->o->ifname, &d->mo->addr))
 		return -1;
-	return signals_open(d);
+	return 0;
 }
 
 int daemon_run(const struct ctx *ctx, struct load_opts *o,

@@ -148,7 +148,7 @@ static void put_val(FILE *f, struct val v)
 	char b[24], *e = b + sizeof(b), *q = e;
 
 	if (!v.exact) {
-		fprintf(f, " %.9g\n", v.d);
+		fprintf(f, " %.15g\n", v.d);	/* a timestamp's ms survive */
 		return;
 	}
 	*--q = '\n';

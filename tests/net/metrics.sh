@@ -176,6 +176,22 @@ test_daemon_reports_its_reloads() {
 		fail "a rejected config not reported: $(oneline "$tmp/log")"
 }
 
+# The server's thread must not take the daemon's signals (their default
+# action would end the process): SIGHUP re-reads, SIGTERM ends it cleanly.
+test_daemon_with_metrics_takes_its_signals() {
+	local rc=0
+	start_daemon 9105
+	kill -HUP "$dpid"
+	sleep 1
+	kill -0 "$dpid" 2> /dev/null || fail "SIGHUP ended the daemon: $(oneline "$tmp/log")"
+	in_snd curl -sf -o /dev/null "http://127.0.0.1:9105/metrics" || fail "no /metrics after SIGHUP"
+	kill -TERM "$dpid"
+	wait "$dpid" || rc=$?
+	dpid=
+	[ "$rc" = 0 ] || fail "exit $rc on SIGTERM: $(oneline "$tmp/log")"
+	grep -q "leaving $SND_IF shaped" "$tmp/log" || fail "no clean stop: $(oneline "$tmp/log")"
+}
+
 # A port in use (the first daemon's): a daemon for another device there is
 # refused before it loads anything.
 test_a_port_in_use_is_refused() {
