@@ -13,8 +13,8 @@ pkgs=(
 	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump procps
 	# metrics: promtool and a real Prometheus server scraping the daemon
 	prometheus curl
-	# htbctl top under a real terminal
-	tmux
+	# htbctl top under a real terminal; the unit's checks (systemd-analyze)
+	tmux systemd
 	# the crash test (strace's fault injection), the hostile-user tests (setpriv, unshare)
 	strace util-linux
 	# VM harness (a Debian kernel with sch_fq under qemu)

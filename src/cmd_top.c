@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* htbctl top dev IFACE [interval TIME] [sort KEY] [n N]: argument parsing;
  * the view is top.c. */
-#include <errno.h>
-#include <stdlib.h>
-
 #include "commands.h"
 #include "top.h"
 #include "units.h"
@@ -17,7 +14,8 @@ int do_top(const struct ctx *ctx, int argc, char **argv)
 		{ "sort", &sort, false },
 		{ "n", &n, false },
 	};
-	struct top_opts o = { .interval_ns = TOP_DEFAULT_INTERVAL_NS, .sort = SORT_RATE };
+	struct top_opts o = { .interval_ns = TOP_DEFAULT_INTERVAL_NS };
+	struct show_filter f = { .sort = SORT_RATE };
 
 	if (parse_kwargs(ctx, argc, argv, kw, 4))
 		return EXIT_USAGE;
@@ -30,21 +28,9 @@ int do_top(const struct ctx *ctx, int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if (sort && show_sort_parse(sort, &o.sort)) {
-		p_err(ctx, "sort '%s': expected rate, drops, delay or borrowed", sort);
+	if (show_filter_parse(ctx, sort, n, &f))
 		return EXIT_USAGE;
-	}
-	if (n) {
-		char *end;
-		unsigned long v;
-
-		errno = 0;
-		v = strtoul(n, &end, 10);
-		if (*n < '1' || *n > '9' || *end || errno || v > 10000000) {
-			p_err(ctx, "n '%s': expected a number of classes from 1", n);
-			return EXIT_USAGE;
-		}
-		o.n = (__u32)v;
-	}
+	o.sort = f.sort;
+	o.n = f.n;
 	return top_dev(ctx, dev, &o);
 }

@@ -173,14 +173,32 @@ static const char *const sort_names[] = {
 	[SORT_BORROWED] = "borrowed",
 };
 
-int show_sort_parse(const char *name, enum show_sort *s)
+int show_filter_parse(const struct ctx *ctx, const char *sort, const char *n,
+		      struct show_filter *f)
 {
-	for (int i = SORT_RATE; i <= SORT_BORROWED; i++)
-		if (!strcmp(name, sort_names[i])) {
-			*s = (enum show_sort)i;
-			return 0;
-		}
-	return -1;
+	char *end;
+	unsigned long v;
+	int i;
+
+	for (i = SORT_RATE; sort && i <= SORT_BORROWED; i++)
+		if (!strcmp(sort, sort_names[i]))
+			break;
+	if (sort && i > SORT_BORROWED) {
+		p_err(ctx, "sort '%s': expected rate, drops, delay or borrowed", sort);
+		return -1;
+	}
+	if (sort)
+		f->sort = (enum show_sort)i;
+	if (!n)
+		return 0;
+	errno = 0;
+	v = strtoul(n, &end, 10);
+	if (*n < '1' || *n > '9' || *end || errno || v > 10000000) {
+		p_err(ctx, "n '%s': expected a number of classes from 1", n);
+		return -1;
+	}
+	f->n = (__u32)v;
+	return 0;
 }
 
 /* The key a row sorts by, the largest first. */

@@ -50,8 +50,10 @@ struct show_filter {
 	__u32 n;			/* 0: no limit */
 };
 
-/* "rate", "drops", "delay", "borrowed" into *s; -1 if none of them. */
-int show_sort_parse(const char *name, enum show_sort *s);
+/* The words of `sort KEY` and `n N` (either NULL: not given) into f, for
+ * show and top; 0, or -1 with one line printed. */
+int show_filter_parse(const struct ctx *ctx, const char *sort, const char *n,
+		      struct show_filter *f);
 /* sn->rows narrowed and ordered as f says (after snapshot_sort). 0, or
  * -ENOENT when f->classid is no class of the tree. */
 int show_filter_rows(struct snapshot *sn, const struct show_filter *f);

@@ -54,6 +54,15 @@ refused() {
 		fail "exit $rc, wanted 1 and '$pat': $(oneline "$tmp/out")"
 }
 
+# refused_with RC PATTERN CMD...: CMD exits RC with one line saying PATTERN.
+refused_with() {
+	local want=$1 pat=$2 rc=0
+	shift 2
+	"$@" > "$tmp/out" 2>&1 < /dev/null || rc=$?
+	[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
+		fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
+}
+
 # fresh_topo TXQUEUES: the case's veth pair again, with that many queues.
 fresh_topo() {
 	topo_down

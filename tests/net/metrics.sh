@@ -88,14 +88,6 @@ test_o_writes_the_file_atomically() {
 	[ -z "$(ls "$tmp" | grep 'out.prom.')" ] || fail "a temporary file left after a failure"
 }
 
-# refused_with RC PATTERN CMD...: CMD exits RC with one line saying PATTERN.
-refused_with() {
-	local want=$1 pat=$2 rc=0
-	shift 2
-	"$@" > "$tmp/out" 2>&1 || rc=$?
-	[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
-		fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
-}
 
 test_bad_values_refused() {
 	local m="h metrics dev $SND_IF" d="h daemon dev $SND_IF config $tmp/c.ini --no-qdisc"

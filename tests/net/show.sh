@@ -61,13 +61,6 @@ test_sort_by_borrowed() {
 
 test_bad_filters_refused() {
 	loaded
-	refused_with() {
-		local want=$1 pat=$2 rc=0
-		shift 2
-		"$@" > "$tmp/out" 2>&1 || rc=$?
-		[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
-			fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
-	}
 	refused_with 2 "class '1:zz'" h show dev "$SND_IF" class 1:zz
 	refused_with 1 'class 1:99: no such class' h show dev "$SND_IF" class 1:99
 	refused_with 2 "sort 'size'" h show dev "$SND_IF" sort size

@@ -46,13 +46,6 @@ test_sort_and_n() {
 	loaded
 	h top dev "$SND_IF" sort delay n 2 < /dev/null > "$tmp/top" 2> "$tmp/err" || fail "top failed"
 	[ "$(grep -c '^1:' "$tmp/top")" = 2 ] || fail "n 2: $(grep '^1:' "$tmp/top" | tr '\n' ' ')"
-	refused_with() {
-		local want=$1 pat=$2 rc=0
-		shift 2
-		"$@" > "$tmp/out" 2>&1 < /dev/null || rc=$?
-		[ $rc = "$want" ] && grep -q -- "$pat" "$tmp/out" && [ "$(wc -l < "$tmp/out")" = 1 ] ||
-			fail "exit $rc, wanted $want and one line '$pat': $(oneline "$tmp/out")"
-	}
 	refused_with 2 "interval '10ms'" h top dev "$SND_IF" interval 10ms
 	refused_with 2 "sort 'x'" h top dev "$SND_IF" sort x
 	h unload dev "$SND_IF" > /dev/null
