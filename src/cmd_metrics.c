@@ -14,6 +14,11 @@
 #include "metrics.h"
 #include "units.h"
 
+struct metrics_job {
+	const char *ifname;
+	const struct metrics_opts *o;
+};
+
 /* Strips "-o FILE" and "--metrics-classes X" out of argv; the rest stays
  * for parse_kwargs. 0, or -1 with one line printed. */
 static int take_flags(const struct ctx *ctx, int *argc, char **argv, const char **file,
@@ -41,46 +46,11 @@ static int take_flags(const struct ctx *ctx, int *argc, char **argv, const char 
 	return 0;
 }
 
-/* Written next to file and renamed over it, so a reader (node_exporter's
- * textfile collector) sees the old exposition or the new, never a part;
- * mode 0644 like the files it reads. */
-static int write_atomic(const struct ctx *ctx, const char *ifname, const struct metrics_opts *o,
-			const char *file)
+static int fill_metrics(const struct ctx *ctx, FILE *f, void *arg)
 {
-	char *tmp = NULL;
-	FILE *f = NULL;
-	int fd = -1, rc = -1;
+	const struct metrics_job *j = arg;
 
-	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
-		p_err(ctx, "out of memory");
-		return -1;
-	}
-	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
-		p_err(ctx, "-o %s: %s", file, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (metrics_write(ctx, ifname, o, f))
-		goto out;
-	if (fflush(f) || fsync(fileno(f)) || ferror(f)) {
-		p_err(ctx, "-o %s: writing: %s", file, strerror(errno));
-		goto out;
-	}
-	if (rename(tmp, file)) {
-		p_err(ctx, "-o %s: %s", file, strerror(errno));
-		goto out;
-	}
-	rc = 0;
-out:
-	if (f)
-		fclose(f);
-	if (fd >= 0)
-		close(fd);
-	if (rc)
-		unlink(tmp);
-	free(tmp);
-	return rc;
+	return metrics_write(ctx, j->ifname, j->o, f);
 }
 
 int do_metrics(const struct ctx *ctx, int argc, char **argv)
@@ -104,7 +74,11 @@ int do_metrics(const struct ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (file)
-		return write_atomic(ctx, dev, &o, file) ? EXIT_FAIL : EXIT_OK;
+	{
+		struct metrics_job j = { dev, &o };
+
+		return write_file_atomic(ctx, file, fill_metrics, &j) ? EXIT_FAIL : EXIT_OK;
+	}
 	if (metrics_write(ctx, dev, &o, stdout))
 		return EXIT_FAIL;
 	if (fflush(stdout) || ferror(stdout)) {

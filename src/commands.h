@@ -15,5 +15,6 @@ int do_daemon(const struct ctx *ctx, int argc, char **argv);
 int do_simulate(const struct ctx *ctx, int argc, char **argv);
 int do_metrics(const struct ctx *ctx, int argc, char **argv);
 int do_top(const struct ctx *ctx, int argc, char **argv);
+int do_import(const struct ctx *ctx, int argc, char **argv);
 
 #endif

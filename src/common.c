@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "common.h"
 
@@ -164,4 +169,43 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
 		}
 	}
 	return 0;
+}
+
+int write_file_atomic(const struct ctx *ctx, const char *file,
+		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int fd = -1, rc = -1;
+
+	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (fill(ctx, f, arg))
+		goto out;
+	if (fflush(f) || fsync(fileno(f)) || ferror(f)) {
+		p_err(ctx, "-o %s: writing: %s", file, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, file)) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
 }

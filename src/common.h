@@ -3,6 +3,7 @@
 #define HTBCTL_COMMON_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include "print.h"
 
@@ -56,5 +57,14 @@ struct kwarg {
 };
 int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
 		 struct kwarg *kw, int nkw);
+
+/*
+ * Writes file through fill as a temporary file next to it, fsync'ed and
+ * renamed over it (mode 0644): a reader sees the old file or the new,
+ * never a part (node_exporter's textfile collector, a config a daemon
+ * watches). On failure the old file stays and one line is printed.
+ */
+int write_file_atomic(const struct ctx *ctx, const char *file,
+		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg);
 
 #endif

@@ -96,6 +96,21 @@ static const struct cmd cmds[] = {
 	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
 	  "reload result and time; --metrics-classes as for metrics. "
 	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
+	{ "import", do_import, "dev IFACE | script FILE [dev NAME] [-o FILE]",
+	  "turn a live kernel HTB tree (or a tc script) into an htbctl config",
+	  "dev IFACE reads the HTB tree on IFACE over netlink: the root HTB qdisc's "
+	  "default and r2q, every class's rate, ceil, burst, cburst, prio and quantum, "
+	  "fq_codel and codel leaves (as htbctl's CoDel), and the filters: u32 (prefixes, "
+	  "protocol with ports, DSCP, mark, hash tables), fw and flower, on the qdisc or "
+	  "on inner classes. script FILE applies a tc script (tc commands or a tc -batch "
+	  "file) to veth devices of the same names in a scratch network namespace and "
+	  "imports from there (dev NAME when it names several); nothing outside that "
+	  "namespace is touched. What cannot be converted (actions, police, ingress, "
+	  "other classifiers and leaf qdiscs, conditions of several fields, an order "
+	  "htbctl's precedence would decide differently) is a comment at its class and a "
+	  "warning on stderr. Writes the config to stdout, or atomically to -o FILE. "
+	  "Exit 0 when a config was written, 1 when nothing could be converted. "
+	  "docs/import.md lists every conversion." },
 	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
 	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",
 	  "Every leaf first gets its rate (within its ceil and what it offers); then "

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * import script FILE: the script's tc commands applied to veth devices of
+ * the same names in a scratch network namespace this process moves into
+ * (the machine's own devices are never touched: the namespace holds only
+ * what the script makes, and it goes away with the process). The kernel
+ * then holds the tree, and import reads it as from a live device: tc
+ * itself parses the script, so every tc spelling means what tc means.
+ * veth, not dummy: the project's test kernels have veth built in, dummy
+ * not always.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <sched.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "import.h"
+
+extern char **environ;
+
+#define MAX_DEVS 8
+
+struct script {
+	const char *file;
+	char *batch;			/* the tc commands, one per line */
+	size_t len, cap;
+	unsigned *line;			/* batch line -> FILE line */
+	bool *is_del;			/* a delete: failing on a fresh device is fine */
+	unsigned n, capn;
+	char devs[MAX_DEVS][IF_NAMESIZE];
+	int ndevs;
+};
+
+static int add_batch(struct script *s, const char *cmd, unsigned line, bool del)
+{
+	size_t need = strlen(cmd) + 2;
+
+	if (s->len + need > s->cap) {
+		size_t cap = (s->cap + need) * 2;
+		char *b = realloc(s->batch, cap);
+
+		if (!b)
+			return -1;
+		s->batch = b;
+		s->cap = cap;
+	}
+	if (s->n == s->capn) {
+		unsigned cap = s->capn ? 2 * s->capn : 256;
+		unsigned *l = realloc(s->line, cap * sizeof(*l));
+		bool *d = l ? realloc(s->is_del, cap * sizeof(*d)) : NULL;
+
+		if (l)
+			s->line = l;
+		if (!d)
+			return -1;
+		s->is_del = d;
+		s->capn = cap;
+	}
+	s->len += snprintf(s->batch + s->len, s->cap - s->len, "%s\n", cmd);
+	s->line[s->n] = line;
+	s->is_del[s->n++] = del;
+	return 0;
+}
+
+static void note_dev(struct script *s, const char *cmd)
+{
+	const char *p = strstr(cmd, " dev ");
+	char name[64];
+
+	if (!p || sscanf(p + 5, "%63s", name) != 1 || strlen(name) >= IF_NAMESIZE)
+		return;
+	for (int i = 0; i < s->ndevs; i++)
+		if (!strcmp(s->devs[i], name))
+			return;
+	if (s->ndevs < MAX_DEVS)
+		snprintf(s->devs[s->ndevs++], IF_NAMESIZE, "%s", name);
+}
+
+/* The tc command in one logical line, or NULL: "tc qdisc add ...",
+ * "/sbin/tc ...", "sudo tc ..." and a batch file's "qdisc add ..." all
+ * give "qdisc add ...". */
+static const char *tc_command(char *l)
+{
+	static const char *const objects[] = { "qdisc", "class", "filter", "chain", "action", "actions" };
+	char *w = l;
+	size_t n;
+
+	if (!strncmp(w, "sudo ", 5))
+		w += 5;
+	n = strcspn(w, " \t");
+	if ((n == 2 && !strncmp(w, "tc", 2)) || (n > 3 && !strncmp(w + n - 3, "/tc", 3))) {
+		w += n;
+		while (*w == ' ' || *w == '\t')
+			w++;
+		while (*w == '-') {		/* tc's own options: -s, -d, -force */
+			w += strcspn(w, " \t");
+			while (*w == ' ' || *w == '\t')
+				w++;
+		}
+	}
+	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
+		size_t k = strlen(objects[i]);
+
+		if (!strncmp(w, objects[i], k) && (w[k] == ' ' || w[k] == '\t' || !w[k]))
+			return w;
+	}
+	return NULL;
+}
+
+static char *trim(char *l)
+{
+	char *e, *hash = strchr(l, '#');
+
+	if (hash)
+		*hash = '\0';
+	while (*l == ' ' || *l == '\t')
+		l++;
+	for (e = l + strlen(l); e > l && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'); )
+		*--e = '\0';
+	return l;
+}
+
+static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned lineno)
+{
+	const char *cmd;
+	char *t = trim(l);
+
+	if (!*t)
+		return 0;
+	if (strpbrk(t, "$`")) {
+		p_err(ctx, "%s:%u: shell expansion is not applied: give the expanded tc commands (for one, what `sh -x` prints)",
+		      s->file, lineno);
+		return -1;
+	}
+	cmd = tc_command(t);
+	if (!cmd) {
+		char q[MSG_QUOTE_BUF];
+
+		p_warn(ctx, "%s:%u: skipped: not a tc command: %s", s->file, lineno,
+		       msg_quote(q, sizeof(q), t));
+		return 0;
+	}
+	note_dev(s, cmd);
+	return add_batch(s, cmd, lineno, strstr(cmd, " del ") || strstr(cmd, " delete ") ||
+				       strstr(cmd, " flush"));
+}
+
+/* The file as tc commands; continuation lines (ending in \) joined. */
+static int read_script(const struct ctx *ctx, struct script *s)
+{
+	FILE *f = fopen(s->file, "r");
+	char *buf = NULL, *logical = NULL;
+	size_t cap = 0, llen = 0;
+	unsigned lineno = 0, start = 0;
+	int rc = 0;
+
+	if (!f) {
+		p_err(ctx, "%s: %s", s->file, strerror(errno));
+		return -1;
+	}
+	while (!rc && getline(&buf, &cap, f) >= 0) {
+		size_t n = strcspn(buf, "\r\n");
+		bool more = n && buf[n - 1] == '\\';
+		char *grown = realloc(logical, llen + n + 2);
+
+		lineno++;
+		if (!grown) {
+			rc = -1;
+			break;
+		}
+		logical = grown;
+		if (!llen)
+			start = lineno;
+		memcpy(logical + llen, buf, n - more);
+		llen += n - more;
+		logical[llen++] = ' ';
+		logical[llen] = '\0';
+		if (!more) {
+			rc = one_line(ctx, s, logical, start);
+			llen = 0;
+		}
+	}
+	if (!rc && llen)
+		rc = one_line(ctx, s, logical, start);
+	free(buf);
+	free(logical);
+	fclose(f);
+	return rc;
+}
+
+/* Runs argv; its stderr into err (NUL-terminated) when err is given. */
+static int run(char *const argv[], char *err, size_t errlen)
+{
+	posix_spawn_file_actions_t fa;
+	int pfd[2] = { -1, -1 }, st = 0, rc;
+	size_t got = 0;
+	pid_t pid;
+
+	if (err && pipe2(pfd, O_CLOEXEC))
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	if (err)
+		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err) {
+		close(pfd[1]);
+		for (ssize_t k; rc == 0 && got + 1 < errlen &&
+				(k = read(pfd[0], err + got, errlen - 1 - got)) > 0; )
+			got += (size_t)k;
+		err[got] = '\0';
+		close(pfd[0]);
+	}
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static int make_devices(const struct ctx *ctx, const struct script *s)
+{
+	for (int i = 0; i < s->ndevs; i++) {
+		char peer[24], *argv[] = { "ip", "link", "add", (char *)s->devs[i], "type",
+						    "veth", "peer", "name", peer, NULL };
+
+		snprintf(peer, sizeof(peer), "htbimp%d", i);
+		if (run(argv, NULL, 0)) {
+			p_err(ctx, "%s: cannot make device %s in the scratch namespace (ip link add failed)",
+			      s->file, s->devs[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * tc -force -batch goes on after a failed command and names each one
+ * ("Command failed FILE:N"), after its message. A delete that fails is
+ * fine (the device is fresh: there is nothing to delete); anything else
+ * that fails means the tree is not the script's, so nothing is imported.
+ */
+static int check_failures(const struct ctx *ctx, const struct script *s, char *err)
+{
+	char *msg = err, *p;
+
+	while ((p = strstr(msg, "Command failed "))) {
+		char *colon, *eol = strchr(p, '\n');
+		unsigned long n;
+
+		*p = '\0';
+		colon = strrchr(p + 15, ':');
+		n = colon ? strtoul(colon + 1, NULL, 10) : 0;
+		if (n >= 1 && n <= s->n && !s->is_del[n - 1]) {
+			char *m = trim(msg);
+
+			for (char *c = m; *c; c++)
+				if (*c == '\n')
+					*c = ' ';
+			p_err(ctx, "%s:%u: tc refused the command: %s", s->file, s->line[n - 1],
+			      *m ? m : "(no message)");
+			return -1;
+		}
+		msg = eol ? eol + 1 : p + strlen(p + 1) + 1;
+		if (!eol)
+			break;
+	}
+	return 0;
+}
+
+static int apply_batch(const struct ctx *ctx, const struct script *s)
+{
+	char path[64], *err = malloc(65536);
+	int fd = memfd_create("htbctl-import", 0), rc = -1;
+	char *argv[] = { "tc", "-force", "-batch", path, NULL };
+
+	if (!err || fd < 0 || write(fd, s->batch, s->len) != (ssize_t)s->len) {
+		p_err(ctx, "%s: %s", s->file, strerror(errno ? errno : ENOMEM));
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (run(argv, err, 65536) < 0) {
+		p_err(ctx, "%s: running tc: %s", s->file, strerror(errno));
+		goto out;
+	}
+	rc = check_failures(ctx, s, err);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(err);
+	return rc;
+}
+
+static int pick_dev(const struct ctx *ctx, const struct script *s, const char *want, char *dev,
+		    size_t devlen)
+{
+	for (int i = 0; want && i < s->ndevs; i++)
+		if (!strcmp(s->devs[i], want)) {
+			snprintf(dev, devlen, "%s", want);
+			return 0;
+		}
+	if (want) {
+		p_err(ctx, "%s: no tc command names device %s", s->file, want);
+		return -1;
+	}
+	if (!s->ndevs) {
+		p_err(ctx, "%s: no tc command in the script names a device (dev NAME)", s->file);
+		return -1;
+	}
+	if (s->ndevs > 1) {
+		p_err(ctx, "%s: the script shapes %d devices: say which with dev NAME", s->file, s->ndevs);
+		return -1;
+	}
+	snprintf(dev, devlen, "%s", s->devs[0]);
+	return 0;
+}
+
+int import_script_apply(const struct ctx *ctx, const char *file, const char *want_dev,
+			char *dev, size_t devlen)
+{
+	struct script s = { .file = file };
+	int rc = -1;
+
+	if (read_script(ctx, &s) || pick_dev(ctx, &s, want_dev, dev, devlen))
+		goto out;
+	if (unshare(CLONE_NEWNET)) {
+		p_err(ctx, "import script: a scratch network namespace: %s%s", strerror(errno),
+		      errno == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
+		goto out;
+	}
+	if (make_devices(ctx, &s) || apply_batch(ctx, &s))
+		goto out;
+	rc = 0;
+out:
+	free(s.batch);
+	free(s.line);
+	free(s.is_del);
+	return rc;
+}

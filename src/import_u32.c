@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * import: u32 filters. u32 matches raw header bytes (value/mask/offset
+ * keys) and links nodes to hash tables, so its nodes are collected first
+ * and walked the way u32_classify walks them: a pref's root table, its
+ * nodes in handle order, a link into a table's bucket. Along a path the
+ * keys are laid over one header template (all of them must hold), which
+ * is then read back as fields: an IPv4 or IPv6 prefix, a port range, the
+ * protocol, the DSCP. A hash table's bucket is a condition too: a node
+ * whose keys fix the hashed bits sits in the bucket they hash to, or it
+ * never matches (HTB would never use it); one that hashes on bytes it
+ * does not fix is not converted.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/if_ether.h>
+#include <linux/pkt_cls.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+
+#include "import.h"
+
+#define TPL_LEN 64		/* header bytes a key may touch */
+
+struct u32_node {
+	__u32 attach, pref, handle, ht, link, classid, divisor;
+	__u16 proto;
+	bool is_ht, police, has_mark;
+	__u32 mark_val, mark_mask;
+	struct tc_u32_sel sel;
+	struct tc_u32_key keys[16];
+	char acts[IMP_TEXT_LEN];
+	const struct nlattr *act;	/* only while decoding */
+};
+
+struct u32_graph {
+	struct u32_node *v;
+	int n, cap;
+};
+
+struct u32_graph *u32_graph_new(void)
+{
+	return calloc(1, sizeof(struct u32_graph));
+}
+
+void u32_graph_free(struct u32_graph *g)
+{
+	if (g)
+		free(g->v);
+	free(g);
+}
+
+static void node_attr(struct u32_node *n, const struct nlattr *a)
+{
+	const struct tc_u32_sel *sel;
+	const struct tc_u32_mark *mk;
+
+	switch (mnl_attr_get_type(a)) {
+	case TCA_U32_DIVISOR:
+		n->is_ht = true;
+		n->divisor = mnl_attr_get_u32(a);
+		break;
+	case TCA_U32_HASH:
+		n->ht = mnl_attr_get_u32(a);
+		break;
+	case TCA_U32_LINK:
+		n->link = mnl_attr_get_u32(a);
+		break;
+	case TCA_U32_CLASSID:
+		n->classid = mnl_attr_get_u32(a);
+		break;
+	case TCA_U32_SEL:
+		sel = mnl_attr_get_payload(a);
+		if (mnl_attr_get_payload_len(a) < sizeof(*sel))
+			break;
+		n->sel = *sel;
+		if (n->sel.nkeys > 16)
+			n->sel.nkeys = 16;
+		if (mnl_attr_get_payload_len(a) < sizeof(*sel) + n->sel.nkeys * sizeof(sel->keys[0]))
+			n->sel.nkeys = 0;
+		memcpy(n->keys, sel->keys, n->sel.nkeys * sizeof(sel->keys[0]));
+		break;
+	case TCA_U32_MARK:
+		mk = mnl_attr_get_payload(a);
+		if (mnl_attr_get_payload_len(a) >= sizeof(*mk)) {
+			n->has_mark = true;
+			n->mark_val = mk->val;
+			n->mark_mask = mk->mask;
+		}
+		break;
+	case TCA_U32_POLICE:
+		n->police = true;
+		break;
+	}
+}
+
+int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
+		  const struct nlmsghdr *nlh)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a, *b;
+	struct u32_node *n;
+
+	if (g->n == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 64;
+		struct u32_node *v = realloc(g->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		g->v = v;
+		g->cap = cap;
+	}
+	n = &g->v[g->n];
+	memset(n, 0, sizeof(*n));
+	n->attach = attach;
+	n->pref = pref;
+	n->proto = proto;
+	n->handle = tcm->tcm_handle;
+	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
+		if (mnl_attr_get_type(a) != TCA_OPTIONS)
+			continue;
+		mnl_attr_for_each_nested(b, a) {
+			if (mnl_attr_get_type(b) == TCA_U32_ACT) {
+				/* the kinds now: the message is gone after the dump */
+				struct imp_tree scratch = { 0 };
+				struct imp_rule r = { 0 };
+
+				imp_rule_actions(&scratch, &r, b, false);
+				if (r.why[0] || scratch.nnotes)
+					snprintf(n->acts, sizeof(n->acts), "%s",
+						 r.why[0] ? r.why : "police");
+				free(scratch.notes);
+			} else {
+				node_attr(n, b);
+			}
+		}
+	}
+	if (!TC_U32_NODE(n->handle) && !n->is_ht)
+		return 0;	/* a table seen without its divisor: nothing to walk */
+	g->n++;
+	return 0;
+}
+
+/* ---- the header template --------------------------------------------- */
+
+struct tpl {
+	__u8 val[TPL_LEN], mask[TPL_LEN];
+	bool never;			/* two keys want different bytes */
+	char why[IMP_TEXT_LEN];
+};
+
+static void tpl_key(struct tpl *t, const struct tc_u32_key *k)
+{
+	__u32 m = ntohl(k->mask), v = ntohl(k->val) & m;
+
+	if (!m)
+		return;		/* match u32 0 0: every packet */
+	if (k->offmask || k->off < 0 || k->off + 4 > TPL_LEN || (k->off & 3)) {
+		snprintf(t->why, sizeof(t->why), "a key at %s offset %d",
+			 k->offmask ? "a next-header" : "an unaligned or far", k->off);
+		return;
+	}
+	for (int i = 0; i < 4; i++) {
+		__u8 mb = m >> (24 - 8 * i), vb = v >> (24 - 8 * i);
+		int at = k->off + i;
+
+		if ((t->mask[at] & mb & (t->val[at] ^ vb)))
+			t->never = true;
+		t->mask[at] |= mb;
+		t->val[at] = (t->val[at] & ~mb) | vb;
+	}
+}
+
+static void tpl_node(struct tpl *t, const struct u32_node *n)
+{
+	if (n->sel.flags & (TC_U32_OFFSET | TC_U32_VAROFFSET | TC_U32_EAT))
+		snprintf(t->why, sizeof(t->why), "u32's offset/eat (next header) machinery");
+	for (int i = 0; i < n->sel.nkeys; i++)
+		tpl_key(t, &n->keys[i]);
+}
+
+/* Layout of the fields htbctl classifies on, per network protocol. */
+struct layout {
+	int src, dst, alen;		/* address bytes */
+	int proto;			/* the protocol byte */
+	int ports;			/* sport, then dport (IHL 5 / no extension header) */
+	int tos;			/* the DSCP: byte and shift of its 6 bits */
+};
+
+static const struct layout v4 = { 12, 16, 4, 9, 20, 1 };
+static const struct layout v6 = { 8, 24, 16, 6, 40, 0 };
+
+static bool bytes_clear(const struct tpl *t, int from, int to)
+{
+	for (int i = from; i < to; i++)
+		if (t->mask[i])
+			return false;
+	return true;
+}
+
+/* The mask of bytes [at, at+len) as a prefix length, -1 if not one. */
+static int tpl_plen(const struct tpl *t, int at, int len)
+{
+	int plen = 0, i = 0;
+
+	while (i < len && t->mask[at + i] == 0xff) {
+		plen += 8;
+		i++;
+	}
+	if (i < len) {
+		__u8 b = t->mask[at + i];
+
+		while (b & 0x80) {
+			plen++;
+			b <<= 1;
+		}
+		if (b || !bytes_clear(t, at + i + 1, at + len))
+			return -1;
+	}
+	return plen;
+}
+
+static void add_addr(struct imp_rule *r, const struct tpl *t, const struct layout *l, int at,
+		     enum imp_field f)
+{
+	int plen = tpl_plen(t, at, l->alen);
+	struct imp_key *k;
+
+	if (bytes_clear(t, at, at + l->alen))
+		return;
+	if (plen < 0) {
+		snprintf(r->why, sizeof(r->why), "an address mask that is not a prefix");
+		return;
+	}
+	k = &r->keys[r->nkeys++];
+	k->field = f;
+	k->af = l->alen == 4 ? AF_INET : AF_INET6;
+	k->plen = (__u8)plen;
+	memcpy(k->addr, t->val + at, l->alen);
+}
+
+/* A port under a mask of leading ones is an aligned range (1024/0xfc00 is
+ * 1024-2047); any other mask is not a range. */
+static void add_port(struct imp_rule *r, const struct tpl *t, int at, enum imp_field f)
+{
+	__u16 m = (__u16)(t->mask[at] << 8 | t->mask[at + 1]);
+	__u16 v = (__u16)(t->val[at] << 8 | t->val[at + 1]);
+	struct imp_key *k;
+
+	if (!m)
+		return;
+	if ((__u16)(~m & (__u16)(~m + 1))) {
+		snprintf(r->why, sizeof(r->why), "a port under mask 0x%04x (not a range)", m);
+		return;
+	}
+	k = &r->keys[r->nkeys++];
+	k->field = f;
+	k->lo = v & m;
+	k->hi = (v & m) | (__u16)~m;
+}
+
+static void add_dscp(struct imp_rule *r, const struct tpl *t, bool ip6)
+{
+	/* IPv4: byte 1 is the TOS; IPv6: the traffic class spans bytes 0-1 */
+	__u16 m = ip6 ? (__u16)((t->mask[0] & 0x0f) << 4 | t->mask[1] >> 4) : t->mask[1];
+	__u16 v = ip6 ? (__u16)((t->val[0] & 0x0f) << 4 | t->val[1] >> 4) : t->val[1];
+	struct imp_key *k;
+
+	if (!m)
+		return;
+	if (m != 0xfc) {
+		snprintf(r->why, sizeof(r->why), "the TOS byte under mask 0x%02x (only the DSCP bits, 0xfc, convert)", m);
+		return;
+	}
+	k = &r->keys[r->nkeys++];
+	k->field = IF_DSCP;
+	k->val = v >> 2;
+}
+
+/* The template's bytes as keys of r (the fields it fixes). */
+static void tpl_fields(struct imp_rule *r, const struct tpl *t, __u16 proto)
+{
+	bool ip6 = proto == ETH_P_IPV6;
+	const struct layout *l = ip6 ? &v6 : &v4;
+	__u8 known[TPL_LEN] = { 0 };
+
+	if (proto != ETH_P_IP && proto != ETH_P_IPV6 && proto != ETH_P_ALL) {
+		snprintf(r->why, sizeof(r->why), "protocol 0x%04x (htbctl classifies IPv4 and IPv6)", proto);
+		return;
+	}
+	memset(known + l->src, 0xff, l->alen);
+	memset(known + l->dst, 0xff, l->alen);
+	memset(known + l->ports, 0xff, 4);
+	known[l->proto] = 0xff;
+	if (ip6) {
+		known[0] = 0x0f;
+		known[1] = 0xf0;
+	} else {
+		known[1] = 0xff;
+	}
+	for (int i = 0; i < TPL_LEN; i++)
+		if (t->mask[i] & ~known[i]) {
+			snprintf(r->why, sizeof(r->why), "header bytes at offset %d (htbctl classifies on addresses, protocol, ports and DSCP)", i);
+			return;
+		}
+	add_addr(r, t, l, l->src, IF_SRC);
+	add_addr(r, t, l, l->dst, IF_DST);
+	add_port(r, t, l->ports, IF_SPORT);
+	add_port(r, t, l->ports + 2, IF_DPORT);
+	add_dscp(r, t, ip6);
+	if (t->mask[l->proto] == 0xff) {
+		struct imp_key *k = &r->keys[r->nkeys++];
+
+		k->field = IF_PROTO;
+		k->val = t->val[l->proto];
+	} else if (t->mask[l->proto]) {
+		snprintf(r->why, sizeof(r->why), "the protocol byte under a mask");
+	}
+}
+
+/* ---- the walk -------------------------------------------------------- */
+
+struct walk {
+	struct u32_graph *g;
+	struct imp_tree *t;
+	int depth;
+};
+
+static int cmp_node(const void *pa, const void *pb)
+{
+	const struct u32_node *a = pa, *b = pb;
+
+	if (a->attach != b->attach)
+		return a->attach < b->attach ? -1 : 1;
+	if (a->pref != b->pref)
+		return a->pref < b->pref ? -1 : 1;
+	return a->handle < b->handle ? -1 : a->handle > b->handle;
+}
+
+static const struct u32_node *find_ht(const struct u32_graph *g, __u32 attach, __u32 htid)
+{
+	for (int i = 0; i < g->n; i++)
+		if (g->v[i].is_ht && g->v[i].attach == attach &&
+		    TC_U32_HTID(g->v[i].handle) == TC_U32_HTID(htid))
+			return &g->v[i];
+	return NULL;
+}
+
+static void emit(struct walk *w, const struct u32_node *n, const struct tpl *tp)
+{
+	struct imp_rule *r = imp_rule_new(w->t);
+
+	if (!r)
+		return;
+	r->attach = n->attach;
+	r->pref = n->pref;
+	r->handle = n->handle;
+	r->classid = n->classid;
+	snprintf(r->kind, sizeof(r->kind), "u32");
+	if (tp->why[0])
+		snprintf(r->why, sizeof(r->why), "%s", tp->why);
+	else
+		tpl_fields(r, tp, n->proto);
+	if (n->has_mark && r->nkeys < IMP_MAX_KEYS) {
+		struct imp_key *k = &r->keys[r->nkeys++];
+
+		k->field = IF_MARK;
+		k->val = n->mark_val & n->mark_mask;
+		k->mask = n->mark_mask;
+	}
+	if (n->police)
+		imp_note(w->t, n->classid, true,
+			 "filter pref %u (u32): its police action is not converted (htbctl does not police); its match is kept",
+			 n->pref);
+	if (n->acts[0] && strcmp(n->acts, "police"))
+		snprintf(r->why, sizeof(r->why), "%s", n->acts);
+	else if (n->acts[0])
+		imp_note(w->t, n->classid, true,
+			 "filter pref %u (u32): its police action is not converted (htbctl does not police); its match is kept",
+			 n->pref);
+}
+
+/* The bucket a template hashes to under link node n, -1 if it does not
+ * fix the hashed bits. */
+static int tpl_bucket(const struct tpl *t, const struct u32_node *n, __u32 divisor)
+{
+	__u32 hm = ntohl(n->sel.hmask), v = 0, m = 0;
+	int off = n->sel.hoff;
+
+	if (!hm)
+		return 0;
+	if (off < 0 || off + 4 > TPL_LEN)
+		return -1;
+	for (int i = 0; i < 4; i++) {
+		v = v << 8 | t->val[off + i];
+		m = m << 8 | t->mask[off + i];
+	}
+	if ((m & hm) != hm)
+		return -1;
+	return (int)(((v & hm) >> (__builtin_ffs((int)hm) - 1)) & (divisor - 1));
+}
+
+static void walk_ht(struct walk *w, const struct u32_node *ht, const struct tpl *above,
+		    const struct u32_node *via);
+
+static void walk_node(struct walk *w, const struct u32_node *n, const struct tpl *above,
+		      const struct u32_node *via, __u32 bucket, __u32 divisor)
+{
+	struct tpl t = *above;
+	const struct u32_node *down;
+
+	tpl_node(&t, n);
+	if (t.never)
+		return;		/* two keys disagree: no packet matches */
+	if (via && !t.why[0] && divisor > 1) {
+		int b = tpl_bucket(&t, via, divisor);
+
+		if (b < 0) {
+			snprintf(t.why, sizeof(t.why),
+				 "it sits in hash bucket %x of table %x:, hashed on bytes it does not fix",
+				 bucket, TC_U32_USERHTID(n->handle));
+		} else if ((__u32)b != bucket) {
+			imp_note(w->t, n->classid, true,
+				 "u32 filter %x:%x:%x never matches in HTB (its keys hash to bucket %x): dropped",
+				 TC_U32_USERHTID(n->handle), TC_U32_HASH(n->handle), TC_U32_NODE(n->handle), b);
+			return;
+		}
+	}
+	if (n->link) {
+		down = find_ht(w->g, n->attach, n->link);
+		if (down && w->depth < 7) {
+			w->depth++;
+			walk_ht(w, down, &t, n);
+			w->depth--;
+		}
+		return;
+	}
+	if (n->classid || n->acts[0])
+		emit(w, n, &t);
+}
+
+static void walk_ht(struct walk *w, const struct u32_node *ht, const struct tpl *above,
+		    const struct u32_node *via)
+{
+	__u32 divisor = ht->divisor ? ht->divisor : 1;
+
+	for (__u32 b = 0; b < divisor; b++)
+		for (int i = 0; i < w->g->n; i++) {
+			const struct u32_node *n = &w->g->v[i];
+
+			if (!n->is_ht && n->attach == ht->attach &&
+			    TC_U32_HTID(n->handle) == TC_U32_HTID(ht->handle) &&
+			    TC_U32_HASH(n->handle) == b)
+				walk_node(w, n, above, via, b, divisor);
+		}
+}
+
+static bool linked_to(const struct u32_graph *g, const struct u32_node *ht)
+{
+	for (int i = 0; i < g->n; i++)
+		if (!g->v[i].is_ht && g->v[i].attach == ht->attach && g->v[i].link &&
+		    TC_U32_HTID(g->v[i].link) == TC_U32_HTID(ht->handle))
+			return true;
+	return false;
+}
+
+/* Each pref's tables that nothing links to are where u32_classify starts
+ * (the one the kernel made for the pref, 800: and up). */
+void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
+{
+	struct walk w = { .g = g, .t = t };
+	struct tpl empty = { 0 };
+
+	qsort(g->v, g->n, sizeof(g->v[0]), cmp_node);
+	for (int i = 0; i < g->n; i++)
+		if (g->v[i].is_ht && !linked_to(g, &g->v[i]))
+			walk_ht(&w, &g->v[i], &empty, NULL);
+}

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * import: the decoded filters turned into each leaf's match lines, checked
+ * against HTB's order (filters by pref, first match wins) where htbctl's
+ * fixed precedence (mark, DSCP, dst, src, ports) could decide otherwise,
+ * then the config written with every note as a comment where it belongs.
+ */
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
+
+#include "config.h"
+#include "import.h"
+
+static const char *cid(__u32 id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%x:%x", TC_H_MAJ(id) >> 16, TC_H_MIN(id));
+	return buf;
+}
+
+/* "u32 pref 1 (800::800)" or "fw pref 3 (handle 0x5)" */
+static const char *rule_name(const struct imp_rule *r, char *buf, size_t len)
+{
+	if (!strcmp(r->kind, "u32"))
+		snprintf(buf, len, "u32 filter pref %u (%x:%x:%x)", r->pref, TC_U32_USERHTID(r->handle),
+			 TC_U32_HASH(r->handle), TC_U32_NODE(r->handle));
+	else
+		snprintf(buf, len, "%s filter pref %u (handle 0x%x)", r->kind, r->pref, r->handle);
+	return buf;
+}
+
+static void drop_rule(struct imp_tree *t, struct imp_rule *r, bool warn, const char *fmt,
+		      const char *arg)
+{
+	char name[64], why[IMP_TEXT_LEN];
+
+	snprintf(why, sizeof(why), fmt, arg);
+	imp_note(t, imp_class_find(t, r->classid) ? r->classid : 0, warn, "not converted: %s%s%s: %s",
+		 rule_name(r, name, sizeof(name)), r->text[0] && r->text[0] != '*' ? ", match " : "",
+		 r->text[0] != '*' ? r->text : "", why);
+	r->text[0] = '\0';
+	if (!r->why[0])
+		snprintf(r->why, sizeof(r->why), "%s", why);
+}
+
+/* ---- where a filter leads ------------------------------------------- */
+
+static bool is_inner(const struct imp_tree *t, __u32 classid)
+{
+	const struct imp_class *c = imp_class_find(t, classid);
+
+	return c && !c->leaf;
+}
+
+/* r's condition includes gate's: gate is every packet, or a prefix of the
+ * same field that holds r's prefix. */
+static bool implies(const struct imp_rule *r, const struct imp_rule *gate)
+{
+	const struct imp_key *a, *b;
+	int nbytes;
+
+	if (gate->text[0] == '*')
+		return true;
+	if (r->nkeys != 1 || gate->nkeys != 1)
+		return false;
+	a = &r->keys[0];
+	b = &gate->keys[0];
+	if (a->field != b->field || (a->field != IF_SRC && a->field != IF_DST) ||
+	    a->af != b->af || a->plen < b->plen)
+		return false;
+	nbytes = b->plen / 8;
+	if (memcmp(a->addr, b->addr, nbytes))
+		return false;
+	return b->plen % 8 == 0 ||
+	       !((a->addr[nbytes] ^ b->addr[nbytes]) & (0xff << (8 - b->plen % 8)));
+}
+
+/* A filter on an inner class X sees only what the filters above sent to
+ * X; it converts alone when its condition lies within one of theirs. */
+static bool gate_holds(struct imp_tree *t, const struct imp_rule *r, int depth)
+{
+	bool any = false;
+
+	if (r->attach == t->handle)
+		return true;
+	if (depth > 8)
+		return false;
+	for (int i = 0; i < t->nrules; i++) {
+		const struct imp_rule *g = &t->rules[i];
+
+		if (g->classid != r->attach || !g->text[0])
+			continue;
+		any = true;
+		if (implies(r, g) && gate_holds(t, g, depth + 1))
+			return true;
+	}
+	(void)any;
+	return false;
+}
+
+static void resolve_targets(struct imp_tree *t)
+{
+	char id[16];
+
+	for (int i = 0; i < t->nrules; i++) {
+		struct imp_rule *r = &t->rules[i];
+
+		if (!r->why[0])
+			imp_rule_express(r);
+		if (r->why[0]) {
+			drop_rule(t, r, true, "%s", r->why);
+			continue;
+		}
+		if (!imp_class_find(t, r->classid))
+			drop_rule(t, r, true, "class %s is not in the HTB tree", cid(r->classid, id, sizeof(id)));
+		else if (r->attach != t->handle && !is_inner(t, r->attach))
+			drop_rule(t, r, false, "it hangs on leaf %s, where HTB never looks",
+				  cid(r->attach, id, sizeof(id)));
+	}
+	for (int i = 0; i < t->nrules; i++) {
+		struct imp_rule *r = &t->rules[i];
+
+		if (r->text[0] && r->attach != t->handle && !gate_holds(t, r, 0))
+			drop_rule(t, r, true,
+				  "it hangs on class %s and its condition together with the filters leading there cannot be written",
+				  cid(r->attach, id, sizeof(id)));
+	}
+}
+
+/* Filters that send packets to an inner class are how HTB reaches the
+ * filters hanging there; they give no match of their own. One whose
+ * class has no filters sends its packets to the default class, as
+ * htbctl does with a packet no match claims. */
+static void resolve_inner_targets(struct imp_tree *t)
+{
+	char id[16];
+
+	for (int i = 0; i < t->nrules; i++) {
+		struct imp_rule *r = &t->rules[i];
+		bool below = false;
+
+		if (!r->text[0] || !is_inner(t, r->classid))
+			continue;
+		for (int j = 0; j < t->nrules; j++)
+			below |= t->rules[j].attach == r->classid && t->rules[j].text[0];
+		if (!below)
+			drop_rule(t, r, false, "it sends to inner class %s, which has no filters: "
+				  "HTB puts those packets in the default class, as htbctl does", cid(r->classid, id, sizeof(id)));
+		else
+			r->text[0] = '\0';	/* a gate: its filters below carry it */
+	}
+}
+
+/* ---- HTB's order against htbctl's precedence -------------------------- */
+
+/* The rule's place in HTB's order: the top-level filter that leads to it,
+ * then its own place (filters are in pref order within an attach point). */
+static __u64 rule_pos(const struct imp_tree *t, const struct imp_rule *r, int idx)
+{
+	for (int d = 0; d < 8 && r->attach != t->handle; d++) {
+		int g;
+
+		for (g = 0; g < t->nrules; g++)
+			if (t->rules[g].classid == r->attach && implies(r, &t->rules[g]))
+				break;
+		if (g == t->nrules)
+			break;
+		r = &t->rules[g];
+		idx = g;
+	}
+	return (__u64)r->pref << 32 | (__u32)idx;
+}
+
+/* htbctl's precedence: lower wins (mark, DSCP, dst, src, dport, sport). */
+static int rank(const struct imp_rule *r)
+{
+	static const int rk[] = { [IF_MARK] = 0, [IF_DSCP] = 1, [IF_DST] = 2, [IF_SRC] = 3,
+				  [IF_DPORT] = 4, [IF_SPORT] = 5 };
+	const struct imp_key *k = NULL;
+
+	for (int i = 0; i < r->nkeys; i++)
+		if (r->keys[i].field != IF_PROTO)
+			k = &r->keys[i];
+	return k ? rk[k->field] : 9;
+}
+
+static const struct imp_key *field_key(const struct imp_rule *r)
+{
+	for (int i = 0; i < r->nkeys; i++)
+		if (r->keys[i].field != IF_PROTO)
+			return &r->keys[i];
+	return NULL;
+}
+
+static int proto_of(const struct imp_rule *r)
+{
+	for (int i = 0; i < r->nkeys; i++)
+		if (r->keys[i].field == IF_PROTO)
+			return (int)r->keys[i].val;
+	return 0;
+}
+
+/* Can one packet satisfy both? */
+static bool overlap(const struct imp_rule *a, const struct imp_rule *b)
+{
+	const struct imp_key *x = field_key(a), *y = field_key(b);
+	int pa = proto_of(a), pb = proto_of(b);
+
+	if (!x || !y)
+		return true;
+	if (pa && pb && pa != pb)
+		return false;
+	if ((x->field == IF_SRC || x->field == IF_DST) && (y->field == IF_SRC || y->field == IF_DST) &&
+	    x->af != y->af)
+		return false;
+	if (x->field != y->field)
+		return true;
+	switch (x->field) {
+	case IF_SRC:
+	case IF_DST:
+		return implies(a, b) || implies(b, a);
+	case IF_SPORT:
+	case IF_DPORT:
+		return x->lo <= y->hi && y->lo <= x->hi;
+	case IF_MARK:
+		return !((x->val ^ y->val) & x->mask & y->mask);
+	default:
+		return x->val == y->val;
+	}
+}
+
+/* Who gets a packet both match, in htbctl: -1 a, 1 b, 0 the config
+ * refuses the pair (the same claim twice). */
+static int htbctl_winner(const struct imp_rule *a, const struct imp_rule *b)
+{
+	const struct imp_key *x = field_key(a), *y = field_key(b);
+
+	if (rank(a) != rank(b))
+		return rank(a) < rank(b) ? -1 : 1;
+	if ((x->field == IF_SRC || x->field == IF_DST) && x->plen != y->plen)
+		return x->plen > y->plen ? -1 : 1;
+	if ((x->field == IF_SPORT || x->field == IF_DPORT) && proto_of(a) != proto_of(b))
+		return proto_of(a) ? -1 : 1;
+	if (x->field == IF_MARK && x->mask != y->mask)
+		return __builtin_popcount(x->mask) > __builtin_popcount(y->mask) ? -1 : 1;
+	return 0;
+}
+
+static bool is_host(const struct imp_rule *r)
+{
+	const struct imp_key *k = field_key(r);
+
+	return k && (k->field == IF_SRC || k->field == IF_DST) &&
+	       k->plen == (k->af == AF_INET ? 32 : 128);
+}
+
+/* Does every packet a matches also match b? */
+static bool subset(const struct imp_rule *a, const struct imp_rule *b)
+{
+	const struct imp_key *x = field_key(a), *y = field_key(b);
+
+	if (!y)
+		return true;
+	if (!x || x->field != y->field || (proto_of(b) && proto_of(a) != proto_of(b)))
+		return false;
+	switch (x->field) {
+	case IF_SRC:
+	case IF_DST:
+		return implies(a, b);
+	case IF_SPORT:
+	case IF_DPORT:
+		return y->lo <= x->lo && x->hi <= y->hi;
+	case IF_MARK:
+		return !(y->mask & ~x->mask) && !((x->val ^ y->val) & y->mask);
+	default:
+		return x->val == y->val;
+	}
+}
+
+/* later's port range without earlier's, as one or two match lines. */
+static void narrow_ports(struct imp_rule *later, const struct imp_rule *earlier)
+{
+	struct imp_key *x = (struct imp_key *)field_key(later);
+	const struct imp_key *y = field_key(earlier);
+	const char *proto = proto_of(later) == IPPROTO_TCP ? "tcp " :
+			    proto_of(later) == IPPROTO_UDP ? "udp " : "";
+	const char *f = x->field == IF_SPORT ? "sport" : "dport";
+	char left[48] = "", right[48] = "";
+
+	if (x->lo < y->lo)
+		snprintf(left, sizeof(left), "%s%s %u-%u", proto, f, x->lo, y->lo - 1);
+	if (x->hi > y->hi)
+		snprintf(right, sizeof(right), "%s%s %u-%u", proto, f, y->hi + 1, x->hi);
+	snprintf(later->text, sizeof(later->text), "%s%s%s", left,
+		 left[0] && right[0] ? "\nmatch = " : "", right);
+	if (x->lo < y->lo)
+		x->hi = y->lo - 1;	/* the key the next pair sees */
+	else
+		x->lo = y->hi + 1;
+}
+
+/* later overlaps earlier, and HTB gives the packets both match to earlier's
+ * class. Where htbctl would decide the same, nothing to do; where every
+ * packet of later is earlier's, later is dead in HTB and dropped; where
+ * they are one port range partly over another, later is narrowed to what
+ * is its own; otherwise the difference is reported. */
+static void check_pair(struct imp_tree *t, struct imp_rule *earlier, struct imp_rule *later)
+{
+	char name[64], id[16], msg[IMP_TEXT_LEN];
+	int w;
+
+	if (!earlier->text[0] || !later->text[0] || earlier->classid == later->classid ||
+	    !overlap(earlier, later))
+		return;
+	w = htbctl_winner(earlier, later);
+	if (w < 0)
+		return;
+	snprintf(msg, sizeof(msg), "%s to class %s comes first in HTB and takes its packets",
+		 rule_name(earlier, name, sizeof(name)), cid(earlier->classid, id, sizeof(id)));
+	if (subset(later, earlier)) {
+		drop_rule(t, later, false, "%s", msg);
+		return;
+	}
+	if (w == 0 && (field_key(later)->field == IF_SPORT || field_key(later)->field == IF_DPORT)) {
+		narrow_ports(later, earlier);
+		imp_note(t, later->classid, false, "%s narrowed to the ports that are its own: %s",
+			 rule_name(later, name, sizeof(name)), msg);
+		return;
+	}
+	imp_note(t, later->classid, true,
+		 "%s, match %s, overlaps %s, which HTB tries first; htbctl's precedence sends the packets both match here",
+		 rule_name(later, name, sizeof(name)), later->text, rule_name(earlier, msg, sizeof(msg)));
+}
+
+static int cmp_pos(const void *pa, const void *pb)
+{
+	const __u64 *a = pa, *b = pb;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+/* A catch-all filter to a leaf ends HTB's search: it is the default, and
+ * what follows it never matches. Then each pair of converted filters of
+ * different classes is checked (host prefixes only against the others
+ * and each other's exact address, so 100,000 /32 filters stay fast). */
+static void check_order(struct imp_tree *t)
+{
+	__u64 (*ord)[2] = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
+	int n = 0, catchall = -1;
+	char id[16], id2[16];
+
+	if (!ord)
+		return;
+	for (int i = 0; i < t->nrules; i++)
+		if (t->rules[i].text[0]) {
+			ord[n][0] = rule_pos(t, &t->rules[i], i);
+			ord[n++][1] = (__u64)i;
+		}
+	qsort(ord, n, sizeof(*ord), cmp_pos);
+	for (int i = 0; i < n; i++) {
+		struct imp_rule *r = &t->rules[ord[i][1]];
+
+		if (catchall >= 0) {
+			drop_rule(t, r, false, "it comes after a filter that takes every packet (to %s)",
+				  cid(t->defcls, id, sizeof(id)));
+			continue;
+		}
+		if (r->text[0] == '*') {
+			catchall = i;
+			if (t->defcls && t->defcls != r->classid)
+				imp_note(t, 0, false, "HTB's default %s is never used: a filter takes every packet to %s",
+					 cid(t->defcls, id, sizeof(id)), cid(r->classid, id2, sizeof(id2)));
+			t->defcls = r->classid;
+			r->text[0] = '\0';
+		}
+	}
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			struct imp_rule *a = &t->rules[ord[i][1]], *b = &t->rules[ord[j][1]];
+
+			if (is_host(a) && is_host(b) &&
+			    (field_key(a)->field != field_key(b)->field ||
+			     memcmp(field_key(a)->addr, field_key(b)->addr, 16)))
+				continue;
+			check_pair(t, a, b);
+		}
+	free(ord);
+}
+
+/* ---- the config ------------------------------------------------------ */
+
+static void write_rate(FILE *out, const char *key, __u64 Bps)
+{
+	__u64 bits = Bps * 8;
+
+	if (bits && bits % 1000000000ull == 0)
+		fprintf(out, "%s = %llugbit\n", key, (unsigned long long)(bits / 1000000000ull));
+	else if (bits && bits % 1000000ull == 0)
+		fprintf(out, "%s = %llumbit\n", key, (unsigned long long)(bits / 1000000ull));
+	else if (bits && bits % 1000ull == 0)
+		fprintf(out, "%s = %llukbit\n", key, (unsigned long long)(bits / 1000ull));
+	else
+		fprintf(out, "%s = %llubit\n", key, (unsigned long long)bits);
+}
+
+static void write_time(FILE *out, const char *key, __u64 ns)
+{
+	if (ns % 1000000ull == 0)
+		fprintf(out, "%s = %llums\n", key, (unsigned long long)(ns / 1000000ull));
+	else
+		fprintf(out, "%s = %lluus\n", key, (unsigned long long)(ns / 1000ull));
+}
+
+static void write_notes(FILE *out, const struct imp_tree *t, __u32 at)
+{
+	for (int i = 0; i < t->nnotes; i++)
+		if (t->notes[i].at == at)
+			fprintf(out, "# %s\n", t->notes[i].text);
+}
+
+/* The device's overhead, mpu and linklayer: the first class's (htbctl has
+ * them per device); a class that differs gets a note. */
+static void write_device(FILE *out, struct imp_tree *t, const char *source)
+{
+	const struct imp_class *c0 = t->ncls ? &t->cls[0] : NULL;
+	char id[16];
+
+	fprintf(out, "# htbctl config imported from %s by `htbctl import`.\n", source);
+	fprintf(out, "# Rates, ceils, bursts, prio and quantum are HTB's. A class's queue is htbctl's: CoDel and\n"
+		     "# sparse flows (aqm, flows) unless its HTB leaf had fq_codel or codel; set\n"
+		     "# `aqm = off` and `flows = off` under [device] for HTB's FIFO leaves.\n");
+	fprintf(out, "[device]\n");
+	if (t->defcls && imp_class_find(t, t->defcls) && imp_class_find(t, t->defcls)->leaf)
+		fprintf(out, "default = %s\n", cid(t->defcls, id, sizeof(id)));
+	else
+		fprintf(out, "# no default class: HTB sends unclassified packets unshaped (direct), as htbctl does\n");
+	fprintf(out, "r2q = %u\n", t->r2q ? t->r2q : 10);
+	if (c0 && c0->overhead)
+		fprintf(out, "overhead = %u\n", c0->overhead);
+	if (c0 && c0->mpu)
+		fprintf(out, "mpu = %u\n", c0->mpu);
+	if (c0 && c0->linklayer == TC_LINKLAYER_ATM)
+		fprintf(out, "linklayer = atm\n");
+	for (int i = 1; i < t->ncls; i++) {
+		const struct imp_class *c = &t->cls[i];
+
+		if (c->overhead != c0->overhead || c->mpu != c0->mpu || c->linklayer != c0->linklayer)
+			imp_note(t, c->classid, true,
+				 "its overhead %u, mpu %u, linklayer %s differ from the device's (htbctl has them per device)",
+				 c->overhead, c->mpu, c->linklayer == TC_LINKLAYER_ATM ? "atm" : "ethernet");
+	}
+	write_notes(out, t, 0);
+}
+
+static void write_leaf(FILE *out, const struct imp_tree *t, const struct imp_class *c)
+{
+	bool clamped;
+
+	if (c->prio)
+		fprintf(out, "prio = %u\n", c->prio);
+	if (c->quantum != config_default_quantum(c->rate, t->r2q, &clamped) || clamped)
+		fprintf(out, "quantum = %u\n", c->quantum);
+	if (c->aqm_set) {
+		fprintf(out, "aqm = codel\nflows = %s\necn = %s\n", c->flows ? "on" : "off",
+			c->ecn ? "on" : "off");
+		if (c->target_ns)
+			write_time(out, "target", c->target_ns);
+		if (c->interval_ns)
+			write_time(out, "interval", c->interval_ns);
+	}
+	for (int i = 0; i < t->nrules; i++)
+		if (t->rules[i].classid == c->classid && t->rules[i].text[0])
+			fprintf(out, "match = %s\n", t->rules[i].text);
+}
+
+static void write_class(FILE *out, const struct imp_tree *t, const struct imp_class *c)
+{
+	char id[16];
+
+	fprintf(out, "\n[class %s]\n", cid(c->classid, id, sizeof(id)));
+	if (c->parent)
+		fprintf(out, "parent = %s\n", cid(c->parent, id, sizeof(id)));
+	write_rate(out, "rate", c->rate);
+	write_rate(out, "ceil", c->ceil);
+	fprintf(out, "burst = %ub\ncburst = %ub\n", c->burst, c->cburst);
+	if (c->leaf)
+		write_leaf(out, t, c);
+	write_notes(out, t, c->classid);
+}
+
+/* Parents before children, as the kernel requires and a reader expects. */
+static void write_subtree(FILE *out, const struct imp_tree *t, __u32 parent, int depth)
+{
+	for (int i = 0; i < t->ncls && depth < 9; i++)
+		if (t->cls[i].parent == parent) {
+			write_class(out, t, &t->cls[i]);
+			write_subtree(out, t, t->cls[i].classid, depth + 1);
+		}
+}
+
+static int cmp_class(const void *pa, const void *pb)
+{
+	const struct imp_class *a = pa, *b = pb;
+
+	return a->classid < b->classid ? -1 : a->classid > b->classid;
+}
+
+int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, FILE *out)
+{
+	if (t->defcls && !(t->defcls >> 16))
+		t->defcls |= t->handle;
+	qsort(t->cls, t->ncls, sizeof(t->cls[0]), cmp_class);
+	resolve_targets(t);
+	resolve_inner_targets(t);
+	check_order(t);
+	if (!t->ncls) {
+		p_err(ctx, "%s: the HTB qdisc has no classes: nothing to import", t->dev);
+		return 0;
+	}
+	write_device(out, t, source);
+	write_subtree(out, t, 0, 0);
+	for (int i = 0; i < t->nnotes; i++)
+		if (t->notes[i].warn) {
+			char id[16];
+
+			if (t->notes[i].at)
+				p_warn(ctx, "import: class %s: %s", cid(t->notes[i].at, id, sizeof(id)),
+				       t->notes[i].text);
+			else
+				p_warn(ctx, "import: %s", t->notes[i].text);
+		}
+	return t->ncls;
+}
