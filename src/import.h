@@ -72,6 +72,7 @@ struct imp_tree {
 	int ncls;
 	struct imp_rule *rules;
 	int nrules, caprules;
+	int *by_class;			/* rule indexes sorted by class (import_write) */
 	struct imp_note *notes;
 	int nnotes, capnotes;
 };

@@ -55,18 +55,26 @@ struct imp_rule *imp_rule_new(struct imp_tree *t)
 	return &t->rules[t->nrules++];
 }
 
+static int cmp_class(const void *pa, const void *pb)
+{
+	const struct imp_class *a = pa, *b = pb;
+
+	return a->classid < b->classid ? -1 : a->classid > b->classid;
+}
+
+/* t->cls is sorted by class id once the classes are read. */
 const struct imp_class *imp_class_find(const struct imp_tree *t, __u32 classid)
 {
-	for (int i = 0; i < t->ncls; i++)
-		if (t->cls[i].classid == classid)
-			return &t->cls[i];
-	return NULL;
+	struct imp_class key = { .classid = classid };
+
+	return t->ncls ? bsearch(&key, t->cls, t->ncls, sizeof(key), cmp_class) : NULL;
 }
 
 void import_free(struct imp_tree *t)
 {
 	free(t->cls);
 	free(t->rules);
+	free(t->by_class);
 	free(t->notes);
 	memset(t, 0, sizeof(*t));
 }
@@ -373,6 +381,7 @@ static int read_tree(const struct ctx *ctx, struct qd_seen *s)
 		p_err(ctx, "%s: %s", t->dev, e.msg);
 		return -1;
 	}
+	qsort(t->cls, t->ncls, sizeof(t->cls[0]), cmp_class);
 	attach_leaf_qdiscs(s);
 	if (read_filters(s, &e)) {
 		p_err(ctx, "%s: %s", t->dev, e.msg);

@@ -245,6 +245,25 @@ static int make_devices(const struct ctx *ctx, const struct script *s)
 	return 0;
 }
 
+/* The reason tc gave for one failed command: its lines before "Command
+ * failed", without the kernel's warnings about earlier commands that
+ * worked (sch_htb's "quantum ... is big"), joined into one line. */
+static char *last_reason(char *msg)
+{
+	char *out = msg, *w = msg, *l;
+
+	for (l = strtok(msg, "\n"); l; l = strtok(NULL, "\n")) {
+		if (!strncmp(l, "Warning:", 8))
+			continue;
+		if (w != out)
+			*w++ = ' ';
+		memmove(w, l, strlen(l));
+		w += strlen(l);
+	}
+	*w = '\0';
+	return trim(out);
+}
+
 /*
  * tc -force -batch goes on after a failed command and names each one
  * ("Command failed FILE:N"), after its message. A delete that fails is
@@ -263,11 +282,8 @@ static int check_failures(const struct ctx *ctx, const struct script *s, char *e
 		colon = strrchr(p + 15, ':');
 		n = colon ? strtoul(colon + 1, NULL, 10) : 0;
 		if (n >= 1 && n <= s->n && !s->is_del[n - 1]) {
-			char *m = trim(msg);
+			char *m = last_reason(msg);
 
-			for (char *c = m; *c; c++)
-				if (*c == '\n')
-					*c = ' ';
 			p_err(ctx, "%s:%u: tc refused the command: %s", s->file, s->line[n - 1],
 			      *m ? m : "(no message)");
 			return -1;

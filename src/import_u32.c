@@ -24,8 +24,12 @@
 
 #define TPL_LEN 64		/* header bytes a key may touch */
 
+#define MAX_SEEN 8
+
 struct u32_node {
 	__u32 attach, pref, handle, ht, link, classid, divisor;
+	__u32 seen[MAX_SEEN];		/* a table: every attach point that dumped it */
+	int nseen;
 	__u16 proto;
 	bool is_ht, police, has_mark;
 	__u32 mark_val, mark_mask;
@@ -118,6 +122,7 @@ int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
 	n->pref = pref;
 	n->proto = proto;
 	n->handle = tcm->tcm_handle;
+	n->seen[n->nseen++] = attach;
 	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
 		if (mnl_attr_get_type(a) != TCA_OPTIONS)
 			continue;
@@ -326,26 +331,63 @@ struct walk {
 	struct u32_graph *g;
 	struct imp_tree *t;
 	int depth;
+	__u32 attach, pref;		/* of the table the walk started at */
 };
 
+/* By handle (table, bucket, node: u32's own order within a bucket); the
+ * tables of one pref number come out in every attach point's dump. */
 static int cmp_node(const void *pa, const void *pb)
 {
 	const struct u32_node *a = pa, *b = pb;
 
-	if (a->attach != b->attach)
-		return a->attach < b->attach ? -1 : 1;
-	if (a->pref != b->pref)
-		return a->pref < b->pref ? -1 : 1;
 	return a->handle < b->handle ? -1 : a->handle > b->handle;
 }
 
-static const struct u32_node *find_ht(const struct u32_graph *g, __u32 attach, __u32 htid)
+/* One entry per handle; a table keeps every attach point that listed it. */
+static void dedupe(struct u32_graph *g)
 {
-	for (int i = 0; i < g->n; i++)
-		if (g->v[i].is_ht && g->v[i].attach == attach &&
-		    TC_U32_HTID(g->v[i].handle) == TC_U32_HTID(htid))
-			return &g->v[i];
-	return NULL;
+	int n = 0;
+
+	qsort(g->v, g->n, sizeof(g->v[0]), cmp_node);
+	for (int i = 0; i < g->n; i++) {
+		struct u32_node *keep = n ? &g->v[n - 1] : NULL;
+
+		if (keep && keep->handle == g->v[i].handle) {
+			bool dup = false;
+
+			for (int k = 0; k < keep->nseen; k++)
+				dup |= keep->seen[k] == g->v[i].seen[0];
+			if (!dup && keep->nseen < MAX_SEEN)
+				keep->seen[keep->nseen++] = g->v[i].seen[0];
+			continue;
+		}
+		g->v[n++] = g->v[i];
+	}
+	g->n = n;
+}
+
+/* The first entry of table htid (the table itself sorts first: node 0). */
+static int ht_start(const struct u32_graph *g, __u32 htid)
+{
+	int lo = 0, hi = g->n;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (g->v[mid].handle < TC_U32_HTID(htid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const struct u32_node *find_ht(const struct u32_graph *g, __u32 htid)
+{
+	int i = ht_start(g, htid);
+
+	return i < g->n && g->v[i].is_ht && TC_U32_HTID(g->v[i].handle) == TC_U32_HTID(htid) ?
+	       &g->v[i] : NULL;
 }
 
 static void emit(struct walk *w, const struct u32_node *n, const struct tpl *tp)
@@ -354,8 +396,8 @@ static void emit(struct walk *w, const struct u32_node *n, const struct tpl *tp)
 
 	if (!r)
 		return;
-	r->attach = n->attach;
-	r->pref = n->pref;
+	r->attach = w->attach;
+	r->pref = w->pref;
 	r->handle = n->handle;
 	r->classid = n->classid;
 	snprintf(r->kind, sizeof(r->kind), "u32");
@@ -429,7 +471,7 @@ static void walk_node(struct walk *w, const struct u32_node *n, const struct tpl
 		}
 	}
 	if (n->link) {
-		down = find_ht(w->g, n->attach, n->link);
+		down = find_ht(w->g, n->link);
 		if (down && w->depth < 7) {
 			w->depth++;
 			walk_ht(w, down, &t, n);
@@ -446,24 +488,88 @@ static void walk_ht(struct walk *w, const struct u32_node *ht, const struct tpl 
 {
 	__u32 divisor = ht->divisor ? ht->divisor : 1;
 
-	for (__u32 b = 0; b < divisor; b++)
-		for (int i = 0; i < w->g->n; i++) {
-			const struct u32_node *n = &w->g->v[i];
+	/* sorted by handle: the table's nodes follow it, bucket by bucket */
+	for (int i = ht_start(w->g, ht->handle); i < w->g->n; i++) {
+		const struct u32_node *n = &w->g->v[i];
 
-			if (!n->is_ht && n->attach == ht->attach &&
-			    TC_U32_HTID(n->handle) == TC_U32_HTID(ht->handle) &&
-			    TC_U32_HASH(n->handle) == b)
-				walk_node(w, n, above, via, b, divisor);
-		}
+		if (TC_U32_HTID(n->handle) != TC_U32_HTID(ht->handle))
+			break;
+		if (!n->is_ht && TC_U32_HASH(n->handle) < divisor)
+			walk_node(w, n, above, via, TC_U32_HASH(n->handle), divisor);
+	}
 }
 
+/* Tables some node links to; 4096 table ids (12 bits). */
 static bool linked_to(const struct u32_graph *g, const struct u32_node *ht)
 {
 	for (int i = 0; i < g->n; i++)
-		if (!g->v[i].is_ht && g->v[i].attach == ht->attach && g->v[i].link &&
-		    TC_U32_HTID(g->v[i].link) == TC_U32_HTID(ht->handle))
+		if (g->v[i].link && TC_U32_HTID(g->v[i].link) == TC_U32_HTID(ht->handle))
 			return true;
 	return false;
+}
+
+static bool under(const struct imp_tree *t, __u32 classid, __u32 ancestor)
+{
+	for (int d = 0; d < 9 && classid; d++) {
+		const struct imp_class *c = imp_class_find(t, classid);
+
+		if (!c)
+			return false;
+		if (c->parent == ancestor)
+			return true;
+		classid = c->parent;
+	}
+	return false;
+}
+
+/* Does every class table ht's nodes give lie under attach? */
+static bool all_under(const struct u32_graph *g, const struct imp_tree *t,
+		      const struct u32_node *ht, __u32 attach)
+{
+	for (int i = ht_start(g, ht->handle); i < g->n; i++) {
+		const struct u32_node *n = &g->v[i];
+
+		if (TC_U32_HTID(n->handle) != TC_U32_HTID(ht->handle))
+			break;
+		if (!n->is_ht && n->classid && !under(t, n->classid, attach))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * u32 keeps one set of tables per qdisc, and a dump of a pref on any
+ * attach point lists every table of that pref number: a table's dump does
+ * not say which attach point's classifier it is the root of. When the
+ * same pref is on several, the table goes to the deepest one whose
+ * classes it all leads to (a filter on class X classifies into X's
+ * subtree), else to the qdisc; the note says so.
+ */
+static __u32 owner(const struct u32_graph *g, struct imp_tree *t, const struct u32_node *ht)
+{
+	__u32 best = t->handle;
+	int depth = -1;
+
+	if (ht->nseen == 1)
+		return ht->seen[0];
+	for (int i = 0; i < ht->nseen; i++) {
+		__u32 a = ht->seen[i];
+		int d = 0;
+
+		for (__u32 c = a; c && c != t->handle && d < 9; d++) {
+			const struct imp_class *cl = imp_class_find(t, c);
+
+			c = cl ? cl->parent : 0;
+		}
+		if (a != t->handle && d > depth && all_under(g, t, ht, a)) {
+			best = a;
+			depth = d;
+		}
+	}
+	imp_note(t, 0, false, "u32 table %x: (pref %u) is listed on %d attach points; taken as %s %x:%x's%s",
+		 TC_U32_USERHTID(ht->handle), ht->pref, ht->nseen, best == t->handle ? "qdisc" : "class",
+		 TC_H_MAJ(best) >> 16, TC_H_MIN(best), best == t->handle ? "" : " (its classes are below it)");
+	return best;
 }
 
 /* Each pref's tables that nothing links to are where u32_classify starts
@@ -473,8 +579,11 @@ void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
 	struct walk w = { .g = g, .t = t };
 	struct tpl empty = { 0 };
 
-	qsort(g->v, g->n, sizeof(g->v[0]), cmp_node);
+	dedupe(g);
 	for (int i = 0; i < g->n; i++)
-		if (g->v[i].is_ht && !linked_to(g, &g->v[i]))
+		if (g->v[i].is_ht && !linked_to(g, &g->v[i])) {
+			w.attach = owner(g, t, &g->v[i]);
+			w.pref = g->v[i].pref;
 			walk_ht(&w, &g->v[i], &empty, NULL);
+		}
 }

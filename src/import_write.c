@@ -5,7 +5,9 @@
  * fixed precedence (mark, DSCP, dst, src, ports) could decide otherwise,
  * then the config written with every note as a comment where it belongs.
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/pkt_cls.h>
@@ -306,32 +308,85 @@ static void narrow_ports(struct imp_rule *later, const struct imp_rule *earlier)
  * packet of later is earlier's, later is dead in HTB and dropped; where
  * they are one port range partly over another, later is narrowed to what
  * is its own; otherwise the difference is reported. */
-static void check_pair(struct imp_tree *t, struct imp_rule *earlier, struct imp_rule *later)
+static int check_pair(struct imp_tree *t, struct imp_rule *earlier, struct imp_rule *later)
 {
 	char name[64], id[16], msg[IMP_TEXT_LEN];
 	int w;
 
 	if (!earlier->text[0] || !later->text[0] || earlier->classid == later->classid ||
 	    !overlap(earlier, later))
-		return;
+		return 0;
 	w = htbctl_winner(earlier, later);
 	if (w < 0)
-		return;
+		return 0;
 	snprintf(msg, sizeof(msg), "%s to class %s comes first in HTB and takes its packets",
 		 rule_name(earlier, name, sizeof(name)), cid(earlier->classid, id, sizeof(id)));
 	if (subset(later, earlier)) {
 		drop_rule(t, later, false, "%s", msg);
-		return;
+		return 1;
 	}
 	if (w == 0 && (field_key(later)->field == IF_SPORT || field_key(later)->field == IF_DPORT)) {
 		narrow_ports(later, earlier);
 		imp_note(t, later->classid, false, "%s narrowed to the ports that are its own: %s",
 			 rule_name(later, name, sizeof(name)), msg);
-		return;
+		return 1;
 	}
+	return 2;
+}
+
+/* One warning per filter whose packets htbctl's precedence would take
+ * from filters HTB tries first: the first of them, and how many. */
+static void report_reversed(struct imp_tree *t, const struct imp_rule *later,
+			    const struct imp_rule *first, int n)
+{
+	char a[64], b[64], more[48] = "";
+
+	if (n > 1)
+		snprintf(more, sizeof(more), " and %d more", n - 1);
 	imp_note(t, later->classid, true,
-		 "%s, match %s, overlaps %s, which HTB tries first; htbctl's precedence sends the packets both match here",
-		 rule_name(later, name, sizeof(name)), later->text, rule_name(earlier, msg, sizeof(msg)));
+		 "%s, match %s, overlaps %s%s, which HTB tries first: htbctl's precedence sends the packets both match here",
+		 rule_name(later, a, sizeof(a)), later->text, rule_name(first, b, sizeof(b)), more);
+}
+
+/* Host prefixes (/32, /128) of the same field overlap only when equal:
+ * sorted by address, equal ones are neighbours, and the one HTB tries
+ * first takes them. A pass over n log n instead of n^2 pairs: a
+ * LibreQoS tree has a /32 per subscriber. */
+static int cmp_host(const void *pa, const void *pb, void *arg)
+{
+	const struct imp_tree *t = arg;
+	const __u64 *a = pa, *b = pb;
+	const struct imp_key *x = field_key(&t->rules[a[1]]);
+	const struct imp_key *y = field_key(&t->rules[b[1]]);
+	int c = x->field != y->field ? (x->field < y->field ? -1 : 1) : memcmp(x->addr, y->addr, 16);
+
+	return c ? c : a[0] < b[0] ? -1 : a[0] > b[0];
+}
+
+static void check_hosts(struct imp_tree *t, __u64 (*ord)[2], int n)
+{
+	__u64 (*h)[2] = calloc(n ? n : 1, sizeof(*h));
+	int nh = 0;
+
+	if (!h)
+		return;
+	for (int i = 0; i < n; i++)
+		if (is_host(&t->rules[ord[i][1]])) {
+			h[nh][0] = ord[i][0];
+			h[nh++][1] = ord[i][1];
+		}
+	qsort_r(h, nh, sizeof(*h), cmp_host, t);
+	for (int i = 1; i < nh; i++) {
+		int first = i - 1;
+
+		while (first > 0 && !memcmp(field_key(&t->rules[h[first - 1][1]]), field_key(&t->rules[h[i][1]]),
+					    offsetof(struct imp_key, plen)))
+			first--;
+		if (!memcmp(field_key(&t->rules[h[first][1]]), field_key(&t->rules[h[i][1]]),
+			    offsetof(struct imp_key, plen)))
+			check_pair(t, &t->rules[h[first][1]], &t->rules[h[i][1]]);
+	}
+	free(h);
 }
 
 static int cmp_pos(const void *pa, const void *pb)
@@ -348,7 +403,7 @@ static int cmp_pos(const void *pa, const void *pb)
 static void check_order(struct imp_tree *t)
 {
 	__u64 (*ord)[2] = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
-	int n = 0, catchall = -1;
+	int n = 0, catchall = -1, nnh = 0, *nonhost;
 	char id[16], id2[16];
 
 	if (!ord)
@@ -376,16 +431,27 @@ static void check_order(struct imp_tree *t)
 			r->text[0] = '\0';
 		}
 	}
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++) {
-			struct imp_rule *a = &t->rules[ord[i][1]], *b = &t->rules[ord[j][1]];
+	check_hosts(t, ord, n);
+	/* every other pair with a non-host filter in it (host pairs: above) */
+	nonhost = calloc(n ? n : 1, sizeof(int));
+	for (int j = 0; nonhost && j < n; j++) {
+		struct imp_rule *b = &t->rules[ord[j][1]];
+		bool host = is_host(b);
+		const struct imp_rule *first = NULL;
+		int reversed = 0;
 
-			if (is_host(a) && is_host(b) &&
-			    (field_key(a)->field != field_key(b)->field ||
-			     memcmp(field_key(a)->addr, field_key(b)->addr, 16)))
-				continue;
-			check_pair(t, a, b);
+		for (int i = 0; i < (host ? nnh : j) && b->text[0]; i++) {
+			struct imp_rule *a = &t->rules[ord[host ? nonhost[i] : i][1]];
+
+			if (check_pair(t, a, b) == 2 && !reversed++)
+				first = a;
 		}
+		if (reversed && b->text[0])
+			report_reversed(t, b, first, reversed);
+		if (!host)
+			nonhost[nnh++] = j;
+	}
+	free(nonhost);
 	free(ord);
 }
 
@@ -454,6 +520,44 @@ static void write_device(FILE *out, struct imp_tree *t, const char *source)
 	write_notes(out, t, 0);
 }
 
+/* t->by_class: the rules' indexes by class, in HTB's order within one. */
+static int cmp_by_class(const void *pa, const void *pb, void *arg)
+{
+	const struct imp_tree *t = arg;
+	const struct imp_rule *a = &t->rules[*(const int *)pa];
+	const struct imp_rule *b = &t->rules[*(const int *)pb];
+
+	if (a->classid != b->classid)
+		return a->classid < b->classid ? -1 : 1;
+	return *(const int *)pa - *(const int *)pb;
+}
+
+static int index_rules(struct imp_tree *t)
+{
+	t->by_class = calloc(t->nrules ? t->nrules : 1, sizeof(int));
+	if (!t->by_class)
+		return -1;
+	for (int i = 0; i < t->nrules; i++)
+		t->by_class[i] = i;
+	qsort_r(t->by_class, t->nrules, sizeof(int), cmp_by_class, t);
+	return 0;
+}
+
+static int first_rule_of(const struct imp_tree *t, __u32 classid)
+{
+	int lo = 0, hi = t->nrules;
+
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (t->rules[t->by_class[mid]].classid < classid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static void write_leaf(FILE *out, const struct imp_tree *t, const struct imp_class *c)
 {
 	bool clamped;
@@ -470,9 +574,14 @@ static void write_leaf(FILE *out, const struct imp_tree *t, const struct imp_cla
 		if (c->interval_ns)
 			write_time(out, "interval", c->interval_ns);
 	}
-	for (int i = 0; i < t->nrules; i++)
-		if (t->rules[i].classid == c->classid && t->rules[i].text[0])
-			fprintf(out, "match = %s\n", t->rules[i].text);
+	for (int i = first_rule_of(t, c->classid); i < t->nrules; i++) {
+		const struct imp_rule *r = &t->rules[t->by_class[i]];
+
+		if (r->classid != c->classid)
+			break;
+		if (r->text[0])
+			fprintf(out, "match = %s\n", r->text);
+	}
 }
 
 static void write_class(FILE *out, const struct imp_tree *t, const struct imp_class *c)
@@ -490,28 +599,55 @@ static void write_class(FILE *out, const struct imp_tree *t, const struct imp_cl
 	write_notes(out, t, c->classid);
 }
 
-/* Parents before children, as the kernel requires and a reader expects. */
-static void write_subtree(FILE *out, const struct imp_tree *t, __u32 parent, int depth)
+/* Parents before children, as the kernel requires and a reader expects:
+ * kids holds the class indexes sorted by parent (then id). */
+static int cmp_by_parent(const void *pa, const void *pb, void *arg)
 {
-	for (int i = 0; i < t->ncls && depth < 9; i++)
-		if (t->cls[i].parent == parent) {
-			write_class(out, t, &t->cls[i]);
-			write_subtree(out, t, t->cls[i].classid, depth + 1);
-		}
+	const struct imp_tree *t = arg;
+	const struct imp_class *a = &t->cls[*(const int *)pa], *b = &t->cls[*(const int *)pb];
+
+	if (a->parent != b->parent)
+		return a->parent < b->parent ? -1 : 1;
+	return a->classid < b->classid ? -1 : a->classid > b->classid;
 }
 
-static int cmp_class(const void *pa, const void *pb)
+static void write_subtree(FILE *out, const struct imp_tree *t, const int *kids, __u32 parent,
+			  int depth)
 {
-	const struct imp_class *a = pa, *b = pb;
+	int lo = 0, hi = t->ncls;
 
-	return a->classid < b->classid ? -1 : a->classid > b->classid;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+
+		if (t->cls[kids[mid]].parent < parent)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (int i = lo; i < t->ncls && t->cls[kids[i]].parent == parent && depth < 9; i++) {
+		write_class(out, t, &t->cls[kids[i]]);
+		write_subtree(out, t, kids, t->cls[kids[i]].classid, depth + 1);
+	}
+}
+
+static int write_tree(FILE *out, const struct imp_tree *t)
+{
+	int *kids = calloc(t->ncls ? t->ncls : 1, sizeof(int));
+
+	if (!kids)
+		return -1;
+	for (int i = 0; i < t->ncls; i++)
+		kids[i] = i;
+	qsort_r(kids, t->ncls, sizeof(int), cmp_by_parent, (void *)t);
+	write_subtree(out, t, kids, 0, 0);
+	free(kids);
+	return 0;
 }
 
 int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, FILE *out)
 {
 	if (t->defcls && !(t->defcls >> 16))
 		t->defcls |= t->handle;
-	qsort(t->cls, t->ncls, sizeof(t->cls[0]), cmp_class);
 	resolve_targets(t);
 	resolve_inner_targets(t);
 	check_order(t);
@@ -519,8 +655,15 @@ int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, 
 		p_err(ctx, "%s: the HTB qdisc has no classes: nothing to import", t->dev);
 		return 0;
 	}
+	if (index_rules(t)) {
+		p_err(ctx, "out of memory");
+		return 0;
+	}
 	write_device(out, t, source);
-	write_subtree(out, t, 0, 0);
+	if (write_tree(out, t)) {
+		p_err(ctx, "out of memory");
+		return 0;
+	}
 	for (int i = 0; i < t->nnotes; i++)
 		if (t->notes[i].warn) {
 			char id[16];

@@ -2,7 +2,7 @@
 # machine's kernel, scenario 11 in the VM for fw, flower, police and
 # fq_codel). A corpus entry is tests/import/NAME.tc (a tc script, the
 # device it names) and NAME.expect: "match CLASS TEXT" lines (every match
-# the config must have, and no other), "warn TEXT" lines (a warning that
+# the config must have, and no other), "default CLASS", "warn TEXT" lines (a warning that
 # must be on stderr) and "warnings N" (how many).
 
 # tc's own view of the script's tree: the script applied with tc -batch to
@@ -68,7 +68,7 @@ config_matches() {
 # config passes check, its tree equals tc's field by field, its matches
 # and warnings are the .expect file's. Prints why on failure, returns 1.
 import_check() {	# name dev
-	local name=$1 dev=$2 dir want got n
+	local name=$1 dev=$2 dir want got n matches
 	dir=$(mktemp -d)
 	if ! "$HTBCTL" import script "tests/import/$name.tc" -o "$dir/c.ini" 2> "$dir/err"; then
 		echo "$name: import failed: $(tr '\n' ' ' < "$dir/err")"; rm -rf "$dir"; return 1
@@ -84,12 +84,17 @@ import_check() {	# name dev
 		diff "$dir/tc" "$dir/htbctl" | head -10
 		rm -rf "$dir"; return 1
 	fi
-	want=$(sed -n 's/^match //p' "tests/import/$name.expect" | sort)
+	matches=$(sed -n 's/^match //p' "tests/import/$name.expect" | sort)
 	got=$(config_matches "$dir/c.ini")
-	if [ "$want" != "$got" ]; then
+	if [ "$matches" != "$got" ]; then
 		echo "$name: matches differ (< expected, > imported):"
-		diff <(echo "$want") <(echo "$got") | head -10
+		diff <(echo "$matches") <(echo "$got") | head -10
 		rm -rf "$dir"; return 1
+	fi
+	want=$(sed -n 's/^default //p' "tests/import/$name.expect")
+	got=$(sed -n 's/^default = //p' "$dir/c.ini")
+	if [ -n "$want" ] && [ "$want" != "$got" ]; then
+		echo "$name: default '$got', expected '$want'"; rm -rf "$dir"; return 1
 	fi
 	while read -r w; do
 		grep -qF -- "$w" "$dir/err" || { echo "$name: no warning '$w' in: $(tr '\n' ' ' < "$dir/err")"; rm -rf "$dir"; return 1; }
@@ -99,6 +104,6 @@ import_check() {	# name dev
 	if [ -n "$n" ] && [ "$got" != "$n" ]; then
 		echo "$name: $got import warnings, expected $n: $(tr '\n' ' ' < "$dir/err")"; rm -rf "$dir"; return 1
 	fi
-	echo "$name: $(wc -l < "$dir/tc") classes equal to tc's, $(grep -c . <<<"$want") matches, $got warnings"
+	echo "$name: $(wc -l < "$dir/tc") classes equal to tc's, $(grep -c . <<<"$matches") matches, $got warnings"
 	rm -rf "$dir"
 }
