@@ -30,6 +30,7 @@ struct imp_class {
 	__u32 classid, parent;		/* parent 0: a child of the qdisc */
 	__u64 rate, ceil;		/* bytes/s */
 	__u32 burst, cburst;		/* bytes, as tc prints them */
+	bool burst_exact, cburst_exact;	/* tc prints 0b: the kernel's buffer instead */
 	__u32 quantum, prio, level;
 	__u32 overhead, mpu, linklayer;	/* tc_ratespec of rate */
 	bool leaf;

@@ -224,6 +224,14 @@ static void htb_class(struct imp_class *c, const struct nlattr *opts)
 	c->ceil = ceil64 ? ceil64 : o->ceil.rate;
 	c->burst = xmitsize(c->rate, o->buffer);
 	c->cburst = xmitsize(c->ceil, o->cbuffer);
+	/* under a microsecond tc shows 0b, which is no burst: the kernel's
+	 * buffer itself then (ticks of 64 ns at the rate) */
+	c->burst_exact = !c->burst;
+	c->cburst_exact = !c->cburst;
+	if (!c->burst)
+		c->burst = (__u32)((double)c->rate * o->buffer * 64 / 1e9) ?: 1;
+	if (!c->cburst)
+		c->cburst = (__u32)((double)c->ceil * o->cbuffer * 64 / 1e9) ?: 1;
 	c->quantum = o->quantum;
 	c->prio = o->prio;
 	c->level = o->level;

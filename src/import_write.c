@@ -594,6 +594,9 @@ static void write_class(FILE *out, const struct imp_tree *t, const struct imp_cl
 	write_rate(out, "rate", c->rate);
 	write_rate(out, "ceil", c->ceil);
 	fprintf(out, "burst = %ub\ncburst = %ub\n", c->burst, c->cburst);
+	if (c->burst_exact || c->cburst_exact)
+		fprintf(out, "# tc shows %s 0b (it prints whole microseconds): the kernel's buffer, under 1 us, is written\n",
+			c->burst_exact && c->cburst_exact ? "burst and cburst" : c->burst_exact ? "burst" : "cburst");
 	if (c->leaf)
 		write_leaf(out, t, c);
 	write_notes(out, t, c->classid);

@@ -77,7 +77,7 @@ import_check() {	# name dev
 		echo "$name: check refused the import: $(grep -v warning "$dir/check" | head -3 | tr '\n' ' ')"
 		rm -rf "$dir"; return 1
 	fi
-	tc_view "tests/import/$name.tc" "$dev" "htbimp-$$" > "$dir/tc"
+	tc_view "tests/import/$name.tc" "$dev" "htbimp-$BASHPID" > "$dir/tc"
 	htbctl_view "$dir/c.ini" > "$dir/htbctl"
 	if [ ! -s "$dir/tc" ] || ! cmp -s "$dir/tc" "$dir/htbctl"; then
 		echo "$name: the tree differs from tc's (< tc, > htbctl):"

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# htbctl import (root): the corpus of tc scripts this kernel can run (sch_htb
+# and cls_u32 are built in; fw, flower, police and fq_codel are not: the VM's
+# scenario 11 imports those), each compared with tc field by field
+# (tests/lib/import.sh); a live device read as the script gives; a big
+# LibreQoS-style tree; refusals with one line, changing nothing.
+. tests/lib/import.sh
+
+test_corpus_seed003() { import_check seed003 eth0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
+test_corpus_libreqos() { import_check libreqos wan0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
+test_corpus_u32() { import_check u32 lan0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
+
+# seed 003's commands on the case's own device
+seed_on_snd() {
+	sed -n "s/^[[:space:]]*tc[[:space:]]\+//; s/dev eth0/dev $SND_IF/; /^$/d; /\\\\$/{N; s/\\\\\n//}; p" \
+		tests/import/seed003.tc | sed -n '/^\(qdisc\|class\|filter\) add/p' > "$tmp/batch"
+	in_snd tc -batch "$tmp/batch" > /dev/null 2>&1 || fail "tc could not apply seed 003's commands"
+}
+
+test_live_device_as_script() {
+	seed_on_snd
+	in_snd tc -d class show dev "$SND_IF" | grep "^class" > "$tmp/before"
+	h import dev "$SND_IF" -o "$tmp/live.ini" 2> "$tmp/err" || fail "import dev: $(oneline "$tmp/err")"
+	[ ! -s "$tmp/err" ] || fail "warnings: $(oneline "$tmp/err")"
+	"$HTBCTL" import script tests/import/seed003.tc -o "$tmp/script.ini" 2> "$tmp/err" ||
+		fail "import script: $(oneline "$tmp/err")"
+	diff <(sed 1d "$tmp/live.ini") <(sed 1d "$tmp/script.ini") > "$tmp/d" ||
+		fail "the live import differs from the script's: $(oneline "$tmp/d")"
+	in_snd tc -d class show dev "$SND_IF" | grep "^class" > "$tmp/after"
+	cmp -s "$tmp/before" "$tmp/after" || fail "import changed the device's classes"
+	# the imported file loads on the same device once HTB is gone
+	in_snd tc qdisc del dev "$SND_IF" root
+	h load dev "$SND_IF" config "$tmp/live.ini" --no-qdisc > /dev/null 2> "$tmp/err" ||
+		fail "the import does not load: $(oneline "$tmp/err")"
+	[ "$(h -j show dev "$SND_IF" interval 0 | jq '[.classes[] | select(.class == "1:11")][0].rate')" = 62500000 ] ||
+		fail "1:11's rate after load is not 500mbit"
+}
+
+test_script_touches_only_its_namespace() {
+	local before after
+	before=$(ip -o link show; ip netns list; tc qdisc show)
+	"$HTBCTL" import script tests/import/libreqos.tc > /dev/null 2>&1 || fail "import failed"
+	after=$(ip -o link show; ip netns list; tc qdisc show)
+	[ "$before" = "$after" ] || fail "the machine's links, namespaces or qdiscs changed"
+}
+
+# 10,000 circuits under 20 sites, one /32 each in a 256-bucket u32 table:
+# every circuit's match converted, no warning
+test_libreqos_10000_circuits() {
+	local c t0 t1
+	{
+		echo "tc qdisc add dev wan0 root handle 1: htb default 2"
+		echo "tc class add dev wan0 parent 1: classid 1:1 htb rate 10gbit"
+		echo "tc class add dev wan0 parent 1:1 classid 1:2 htb rate 10mbit ceil 10gbit"
+		for c in $(seq 0 19); do
+			printf 'tc class add dev wan0 parent 1:1 classid 1:%x htb rate 400mbit ceil 1gbit\n' $((0x10 + c))
+		done
+		echo "tc filter add dev wan0 parent 1: prio 1 handle 2: protocol ip u32 divisor 256"
+		echo "tc filter add dev wan0 parent 1: prio 1 protocol ip u32 ht 800:: match ip dst 198.18.0.0/15 hashkey mask 0x000000ff at 16 link 2:"
+		awk 'BEGIN { for (c = 0; c < 10000; c++) {
+			printf "tc class add dev wan0 parent 1:%x classid 1:%x htb rate 10mbit ceil 100mbit\n", 16 + c % 20, 256 + c
+			printf "tc filter add dev wan0 parent 1: prio 1 protocol ip u32 ht 2:%x: match ip dst 198.18.%d.%d/32 flowid 1:%x\n", c % 256, int(c / 256), c % 256, 256 + c
+		} }'
+	} > "$tmp/big.tc"
+	t0=$(date +%s%N)
+	"$HTBCTL" import script "$tmp/big.tc" -o "$tmp/big.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	t1=$(date +%s%N)
+	[ ! -s "$tmp/err" ] || fail "warnings: $(head -c 300 "$tmp/err")"
+	[ "$(grep -c '^match = dst 198.18.' "$tmp/big.ini")" = 10000 ] || fail "not every circuit's match"
+	grep -q '^match = dst 198.18.39.15/32$' "$tmp/big.ini" || fail "circuit 9999's match is missing"
+	"$HTBCTL" check config "$tmp/big.ini" > /dev/null 2>&1 || fail "check refused the import"
+	note "10,022 classes, script applied and imported in $(( (t1 - t0) / 1000000 )) ms"
+}
+
+test_refusals() {
+	local dev
+	refused_with 1 "device nosuchdev" "$HTBCTL" import dev nosuchdev
+	# the case's device has no HTB (noqueue): one line, exit 1
+	refused_with 1 "not htb: nothing to import" h import dev "$SND_IF"
+	in_snd tc qdisc add dev "$SND_IF" root handle 1: htb
+	refused_with 1 "no classes: nothing to import" h import dev "$SND_IF"
+	refused_with 2 "needs dev IFACE or script FILE" "$HTBCTL" import
+	refused_with 2 "-o needs a file" "$HTBCTL" import dev "$SND_IF" -o
+	refused_with 1 "nosuch.tc: No such file" "$HTBCTL" import script "$tmp/nosuch.tc"
+	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev eth0 parent 1: classid 1:1 htb rate 0\n' > "$tmp/bad.tc"
+	refused_with 1 "bad.tc:2: tc refused the command" "$HTBCTL" import script "$tmp/bad.tc"
+	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev $DEV parent 1: classid 1:1 htb rate 1mbit\n' > "$tmp/var.tc"
+	refused_with 1 "var.tc:2: shell expansion is not applied" "$HTBCTL" import script "$tmp/var.tc"
+	printf 'tc qdisc add dev a0 root handle 1: htb\ntc qdisc add dev b0 root handle 1: htb\n' > "$tmp/two.tc"
+	refused_with 1 "shapes 2 devices: say which with dev NAME" "$HTBCTL" import script "$tmp/two.tc"
+	refused_with 1 "no tc command names device c0" "$HTBCTL" import script "$tmp/two.tc" dev c0
+	# not root: the scratch namespace needs CAP_SYS_ADMIN
+	refused_with 1 "needs root" nobody "$HTBCTL" import script "$PWD/tests/import/seed003.tc"
+	# -o keeps the old file when the import fails
+	echo old > "$tmp/out.ini"
+	"$HTBCTL" import dev nosuchdev -o "$tmp/out.ini" 2> /dev/null && fail "import of nosuchdev succeeded"
+	[ "$(cat "$tmp/out.ini")" = old ] || fail "a failed import replaced -o's file"
+}
+
+test_script_forms() {
+	# a tc -batch file, sudo, continuation lines, a skipped shell line, and a
+	# delete that fails on the fresh device
+	cat > "$tmp/forms.tc" <<-'EOF'
+	#!/bin/sh
+	set -e
+	sudo tc qdisc del dev eth9 root
+	qdisc add dev eth9 root handle 1: htb default 20
+	/sbin/tc class add dev eth9 parent 1: classid 1:1 \
+		htb rate 10mbit
+	tc class add dev eth9 parent 1:1 classid 1:20 htb rate 2mbit ceil 10mbit prio 2
+	EOF
+	"$HTBCTL" import script "$tmp/forms.tc" -o "$tmp/f.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	[ "$(grep -c 'skipped: not a tc command' "$tmp/err")" = 1 ] || fail "warnings: $(oneline "$tmp/err")"
+	grep -q "forms.tc:2: skipped: not a tc command: 'set -e'" "$tmp/err" || fail "no FILE:LINE for the shell line: $(oneline "$tmp/err")"
+	[ "$("$HTBCTL" -j check config "$tmp/f.ini" | jq -c '[.device.default, (.classes[] | [.classid, .rate, .prio])]')" = \
+	  '["1:20",["1:1",1250000,0],["1:20",250000,2]]' ] || fail "tree: $(cat "$tmp/f.ini" | tr '\n' ' ')"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
