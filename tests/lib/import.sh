@@ -1,8 +1,10 @@
+# (No process substitution: the VM has no /dev/fd.)
 # Checks of `htbctl import` against tc (tests/net/import.sh on this
 # machine's kernel, scenario 11 in the VM for fw, flower, police and
 # fq_codel). A corpus entry is tests/import/NAME.tc (a tc script, the
 # device it names) and NAME.expect: "match CLASS TEXT" lines (every match
-# the config must have, and no other), "default CLASS", "warn TEXT" lines (a warning that
+# the config must have, and no other), "default CLASS", "has CLASS LINE" (a line of
+# that class's section), "warn TEXT" lines (a warning that
 # must be on stderr) and "warnings N" (how many).
 
 # tc's own view of the script's tree: the script applied with tc -batch to
@@ -88,7 +90,8 @@ import_check() {	# name dev
 	got=$(config_matches "$dir/c.ini")
 	if [ "$matches" != "$got" ]; then
 		echo "$name: matches differ (< expected, > imported):"
-		diff <(echo "$matches") <(echo "$got") | head -10
+		echo "$matches" > "$dir/want"; echo "$got" > "$dir/got"
+		diff "$dir/want" "$dir/got" | head -10
 		rm -rf "$dir"; return 1
 	fi
 	want=$(sed -n 's/^default //p' "tests/import/$name.expect")
@@ -96,9 +99,15 @@ import_check() {	# name dev
 	if [ -n "$want" ] && [ "$want" != "$got" ]; then
 		echo "$name: default '$got', expected '$want'"; rm -rf "$dir"; return 1
 	fi
+	while read -r c w; do
+		[ -n "$c" ] || continue
+		awk -v c="[class $c]" '/^\[/ { in_c = $0 == c } in_c && !/^#/' "$dir/c.ini" | grep -qFx -- "$w" ||
+			{ echo "$name: class $c has no line '$w'"; rm -rf "$dir"; return 1; }
+	done <<<"$(sed -n 's/^has //p' "tests/import/$name.expect")"
 	while read -r w; do
+		[ -n "$w" ] || continue
 		grep -qF -- "$w" "$dir/err" || { echo "$name: no warning '$w' in: $(tr '\n' ' ' < "$dir/err")"; rm -rf "$dir"; return 1; }
-	done < <(sed -n 's/^warn //p' "tests/import/$name.expect")
+	done <<<"$(sed -n 's/^warn //p' "tests/import/$name.expect")"
 	n=$(sed -n 's/^warnings //p' "tests/import/$name.expect")
 	got=$(grep -c 'warning: import' "$dir/err")
 	if [ -n "$n" ] && [ "$got" != "$n" ]; then
