@@ -30,12 +30,16 @@ trap '[ -n "$dpid" ] && kill "$dpid" 2>/dev/null; wait 2>/dev/null
 
 now_ns() { date +%s%N; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# timed CMD...: the median wall ms of RUNS runs of CMD (stdout to $tmp/out)
+# timed CMD...: the median wall ms of RUNS runs of CMD, its stdout to
+# /dev/null (a scraper parses what it reads: writing 130 MB to a file
+# doubled the figure), then once more into $tmp/out for the size, the
+# samples and promtool
 timed() {
 	local t0 t1 r v=()
+	"$@" > "$tmp/out" 2> "$tmp/err" || { echo "bench-metrics: $* failed: $(head -2 "$tmp/err")" >&2; exit 1; }
 	for r in $(seq "$RUNS"); do
 		t0=$(now_ns)
-		"$@" > "$tmp/out" 2> "$tmp/err" || { echo "bench-metrics: $* failed: $(head -2 "$tmp/err")" >&2; exit 1; }
+		"$@" > /dev/null 2> "$tmp/err" || { echo "bench-metrics: $* failed: $(head -2 "$tmp/err")" >&2; exit 1; }
 		t1=$(now_ns)
 		v+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')")
 	done

@@ -146,6 +146,8 @@ struct metrics_server {
 	bool lock_init;
 	struct metrics_daemon dm;
 	struct snapshot_memo memo;	/* the previous scrape */
+	char *spare;			/* the last exposition's buffer, for the next */
+	size_t spare_cap;
 };
 
 /* "127.0.0.1:9101", "[::1]:9101", ":9101" (127.0.0.1); 0 or -1 with one

@@ -83,30 +83,104 @@ static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned int code, c
 	return b ? reply(c, code, b, strlen(b), "text/plain; charset=utf-8") : MHD_NO;
 }
 
+/*
+ * The exposition's buffer is kept for the next scrape: at 100,000 classes
+ * it is 130 MB, and a fresh one each time cost the kernel a page fault and
+ * a cleared page per 4 KB (a seventh of a scrape's CPU, measured with
+ * perf). MHD hands it back when the response is sent; requests and that
+ * callback run in MHD's one thread, so the spare needs no lock.
+ */
+struct body {
+	struct metrics_server *m_owner;
+	char *buf;
+	size_t len, cap;
+};
+
+static ssize_t body_write(void *cookie, const char *data, size_t n)
+{
+	struct body *b = cookie;
+
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 1 << 16;
+		char *nb;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return -1;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	memcpy(b->buf + b->len, data, n);
+	b->len += n;
+	return (ssize_t)n;
+}
+
+static void body_done(struct metrics_server *m, struct body *b)
+{
+	if (!m->spare) {
+		m->spare = b->buf;
+		m->spare_cap = b->cap;
+	} else {
+		free(b->buf);
+	}
+}
+
+/* MHD's free callback for a sent exposition: the buffer becomes the spare. */
+static void body_sent(void *cls)
+{
+	struct body *b = cls;
+
+	body_done(b->m_owner, b);
+	free(b);
+}
+
 /* The exposition, or 500 with why (the daemon's stderr has the line too). */
 static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connection *c)
 {
+	static const cookie_io_functions_t io = { .write = body_write };
 	struct metrics_opts o = m->opts;
 	struct metrics_daemon dm;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	struct body *b = calloc(1, sizeof(*b));
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	FILE *f = NULL;
 	int rc;
 
 	pthread_mutex_lock(&m->lock);
 	dm = m->dm;
 	pthread_mutex_unlock(&m->lock);
 	o.daemon = &dm;
-	f = open_memstream(&buf, &len);
-	if (!f)
+	if (b) {
+		b->m_owner = m;
+		b->buf = m->spare;
+		b->cap = m->spare_cap;
+		m->spare = NULL;
+		f = fopencookie(b, "w", io);
+	}
+	if (!f) {
+		if (b)
+			body_done(m, b);
+		free(b);
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
 	rc = metrics_write(m->ctx, m->ifname, &o, f);
 	if (fclose(f) || rc) {
-		free(buf);
+		body_done(m, b);
+		free(b);
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR,
 				  "reading the device's maps failed (the daemon's log says why)\n");
 	}
-	return reply(c, MHD_HTTP_OK, buf, len, METRICS_CONTENT_TYPE);
+	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->buf, body_sent, b);
+	if (!r) {
+		body_sent(b);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, METRICS_CONTENT_TYPE);
+	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -174,6 +248,8 @@ void metrics_server_stop(struct metrics_server *m)
 		MHD_stop_daemon(m->mhd);
 	m->mhd = NULL;
 	snapshot_memo_free(&m->memo);
+	free(m->spare);
+	m->spare = NULL;
 	if (m->lock_init)
 		pthread_mutex_destroy(&m->lock);
 	m->lock_init = false;

@@ -58,6 +58,11 @@ test_all_matches_show() {
 		fail "rate of 1:10: $(value "$tmp/m" htbctl_class_rate_bytes_per_second 1:10)"
 	grep -q "^htbctl_class_queue_delay_seconds{device=\"$SND_IF\",class=\"1:10\",parent=\"1:1\",leaf=\"true\"} " "$tmp/m" ||
 		fail "no queue delay of the leaf 1:10 with its labels"
+	# an idle class's buckets are full: the same nanoseconds in both
+	b=$(value "$tmp/m" htbctl_class_ctokens_seconds 1:10)
+	s=$(h -j show dev "$SND_IF" interval 0 | jq -r '.classes[] | select(.class == "1:10") | .ctokens')
+	awk -v m="$b" -v s="$s" 'BEGIN { d = m * 1e9 - s; exit !(s > 0 && d < 1 && d > -1) }' ||
+		fail "ctokens: metrics $b s, show $s ns"
 }
 
 test_top_n_keeps_the_busiest_leaves() {
