@@ -67,8 +67,10 @@ int do_import(const struct ctx *ctx, int argc, char **argv)
 	} else {
 		snprintf(source, sizeof(source), "the live HTB tree on %s", dev);
 	}
-	if (import_read(ctx, dev, &t))
+	if (import_read(ctx, dev, &t)) {
+		import_free(&t);
 		return EXIT_FAIL;
+	}
 	j.source = source;
 	if (file)
 		rc = write_file_atomic(ctx, file, fill_config, &j);

@@ -48,6 +48,8 @@ struct imp_key {
 	int af;				/* IF_SRC/IF_DST: AF_INET or AF_INET6 */
 	__u8 addr[16], plen;
 	__u16 lo, hi;			/* ports */
+	__u16 lo2, hi2;			/* a second range (two: narrowed around another) */
+	bool two;
 	__u32 val, mask;		/* mark; dscp in val; proto in val */
 };
 
@@ -57,6 +59,8 @@ struct imp_key {
 struct imp_rule {
 	__u32 attach;			/* the qdisc or class the filter hangs on */
 	__u32 pref, handle, classid;	/* classid 0: no class (an action) */
+	__u16 proto;			/* the filter's protocol (ETH_P_*, host order) */
+	bool gate;			/* leads to an inner class: no match of its own */
 	char kind[16];
 	int nkeys;
 	struct imp_key keys[IMP_MAX_KEYS];
@@ -103,6 +107,8 @@ void u32_graph_free(struct u32_graph *g);
  * note, or r->why when they decide the packet's fate. */
 void imp_rule_actions(struct imp_tree *t, struct imp_rule *r, const struct nlattr *act,
 		      bool legacy_police);
+
+void imp_key_mask(struct imp_key *k);
 
 /* The keys of r as one htbctl match line in r->text, or why not in r->why. */
 void imp_rule_express(struct imp_rule *r);

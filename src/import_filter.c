@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
@@ -65,6 +66,19 @@ void imp_rule_actions(struct imp_tree *t, struct imp_rule *r, const struct nlatt
 		note_actions(t, r, kinds);
 }
 
+/* Zeroes an address key's bits beyond its prefix (the config refuses
+ * host bits). */
+void imp_key_mask(struct imp_key *k)
+{
+	int n = k->af == AF_INET ? 4 : 16;
+
+	for (int i = 0; i < n; i++) {
+		int keep = k->plen - 8 * i;
+
+		k->addr[i] &= keep >= 8 ? 0xff : keep <= 0 ? 0 : (__u8)(0xff << (8 - keep));
+	}
+}
+
 /* ---- fw -------------------------------------------------------------- */
 
 static int decode_fw(struct imp_tree *t, struct imp_rule *r, const struct nlattr *opts)
@@ -95,7 +109,9 @@ static int decode_fw(struct imp_tree *t, struct imp_rule *r, const struct nlattr
 			break;
 		}
 	}
-	k->val &= k->mask;
+	if (k->val & ~k->mask)
+		snprintf(r->why, sizeof(r->why),
+			 "handle 0x%x has bits outside mask 0x%x: it never matches in HTB", k->val, k->mask);
 	imp_rule_actions(t, r, act, police);
 	return 0;
 }
@@ -215,6 +231,7 @@ static void flower_addr_keys(struct imp_rule *r, const struct nlattr *opts)
 		k->af = f->af;
 		k->plen = (__u8)plen;
 		memcpy(k->addr, mnl_attr_get_payload(v), f->nbytes);
+		imp_key_mask(k);	/* flower keeps the bits beyond the mask */
 	}
 }
 
@@ -310,6 +327,7 @@ int imp_filter_decode(struct imp_tree *t, const struct nlmsghdr *nlh)
 	}
 	r->attach = tcm->tcm_parent;
 	r->pref = TC_H_MAJ(tcm->tcm_info) >> 16;
+	r->proto = ntohs(TC_H_MIN(tcm->tcm_info));
 	r->handle = tcm->tcm_handle;
 	snprintf(r->kind, sizeof(r->kind), "%s", kind);
 	for (size_t i = 0; i < sizeof(classifiers) / sizeof(classifiers[0]); i++)
@@ -393,7 +411,11 @@ void imp_rule_express(struct imp_rule *r)
 	keys_text(r, all, sizeof(all));
 	if (r->why[0])
 		return;
-	if (!nfields && !proto) {
+	if (r->proto != ETH_P_ALL && r->proto != ETH_P_IP && r->proto != ETH_P_IPV6) {
+		snprintf(r->why, sizeof(r->why), "protocol 0x%04x (htbctl classifies IPv4 and IPv6)", r->proto);
+		return;
+	}
+	if (!nfields && !proto) {	/* every packet (of r->proto: first_catchall) */
 		snprintf(r->text, sizeof(r->text), "*");	/* every packet */
 		return;
 	}

@@ -303,6 +303,9 @@ struct flt_seen {
 	struct u32_graph *g;
 	__u32 attach;
 	int err;
+	/* fw classifiers seen without rules: (attach, pref) */
+	__u32 fw_bare[16][2];
+	int nfw_bare;
 };
 
 static int filter_cb(const struct nlmsghdr *nlh, void *data)
@@ -313,9 +316,15 @@ static int filter_cb(const struct nlmsghdr *nlh, void *data)
 	const struct nlattr *a;
 	__u32 pref = TC_H_MAJ(tcm->tcm_info) >> 16, chain = 0;
 
-	if (nlh->nlmsg_type != RTM_NEWTFILTER || tcm->tcm_ifindex != f->s->ifindex ||
-	    !tc_options(nlh))
+	if (nlh->nlmsg_type != RTM_NEWTFILTER || tcm->tcm_ifindex != f->s->ifindex)
 		return 0;
+	if (!tc_options(nlh)) {
+		if (!strcmp(tc_kind_of(nlh), "fw") && f->nfw_bare < 16) {
+			f->fw_bare[f->nfw_bare][0] = f->attach;
+			f->fw_bare[f->nfw_bare++][1] = pref;
+		}
+		return 0;
+	}
 	mnl_attr_for_each(a, nlh, sizeof(*tcm))
 		if (mnl_attr_get_type(a) == TCA_CHAIN && mnl_attr_get_payload_len(a) >= 4)
 			chain = mnl_attr_get_u32(a);
@@ -327,7 +336,10 @@ static int filter_cb(const struct nlmsghdr *nlh, void *data)
 	}
 	if (!strcmp(tc_kind_of(nlh), "u32"))
 		return u32_graph_add(f->g, f->attach, pref, ntohs(TC_H_MIN(tcm->tcm_info)), nlh);
-	return imp_filter_decode(t, nlh) < 0 ? -ENOMEM : 0;
+	if (imp_filter_decode(t, nlh) < 0)
+		return -ENOMEM;
+	t->rules[t->nrules - 1].attach = f->attach;	/* as the dump was asked */
+	return 0;
 }
 
 static int dump(int type, int ifindex, __u32 parent, nl_msg_cb cb, void *data, const char *what,
@@ -343,6 +355,22 @@ static int dump(int type, int ifindex, __u32 parent, nl_msg_cb cb, void *data, c
 	return rc;
 }
 
+/* An fw classifier with no rules classifies by the mark itself, as a
+ * class id; htbctl's nearest is skb->priority, which it already uses. */
+static void note_bare_fw(struct imp_tree *t, const struct flt_seen *f)
+{
+	for (int i = 0; i < f->nfw_bare; i++) {
+		bool rules = false;
+
+		for (int j = 0; j < t->nrules && !rules; j++)
+			rules = !strcmp(t->rules[j].kind, "fw") && t->rules[j].attach == f->fw_bare[i][0] &&
+				t->rules[j].pref == f->fw_bare[i][1];
+		if (!rules)
+			imp_note(t, 0, true, "fw filter pref %u has no rules: it takes the packet's mark as its class id; not converted",
+				 f->fw_bare[i][1]);
+	}
+}
+
 static int read_filters(struct qd_seen *s, struct nlerr *e)
 {
 	struct imp_tree *t = s->t;
@@ -356,6 +384,7 @@ static int read_filters(struct qd_seen *s, struct nlerr *e)
 	if (!rc)
 		u32_graph_resolve(f.g, t);
 	u32_graph_free(f.g);
+	note_bare_fw(t, &f);
 	return rc;
 }
 

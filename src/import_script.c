@@ -141,6 +141,11 @@ static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned l
 		return -1;
 	}
 	cmd = tc_command(t);
+	if (cmd && (strstr(cmd, " bpf ") || strstr(cmd, " object-file ") || strstr(cmd, " obj "))) {
+		p_err(ctx, "%s:%u: a bpf filter or action is not imported (it would load a program, and may pin maps outside the scratch namespace)",
+		      s->file, lineno);
+		return -1;
+	}
 	if (!cmd) {
 		char q[MSG_QUOTE_BUF];
 
@@ -196,12 +201,44 @@ static int read_script(const struct ctx *ctx, struct script *s)
 	return rc;
 }
 
-/* Runs argv; its stderr into err (NUL-terminated) when err is given. */
-static int run(char *const argv[], char *err, size_t errlen)
+/* Reads fd to its end into a malloc'ed string (*out; NULL on OOM, the
+ * rest still read so the writer never blocks or dies of SIGPIPE). */
+static void read_all(int fd, char **out)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap), scratch[4096];
+
+	for (;;) {
+		ssize_t k;
+
+		if (buf && cap - len <= sizeof(scratch)) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				free(buf);
+			buf = nb;
+			cap *= 2;
+		}
+		k = read(fd, buf ? buf + len : scratch, buf ? cap - len - 1 : sizeof(scratch));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (buf)
+			len += (size_t)k;
+	}
+	if (buf)
+		buf[len] = '\0';
+	*out = buf;
+}
+
+/* Runs argv, its stdout to /dev/null and, when err is given, its stderr
+ * into *err (malloc'ed). Its exit status, 128 + the signal that ended it,
+ * or -1 with errno when it could not start. */
+static int run(char *const argv[], char **err)
 {
 	posix_spawn_file_actions_t fa;
 	int pfd[2] = { -1, -1 }, st = 0, rc;
-	size_t got = 0;
 	pid_t pid;
 
 	if (err && pipe2(pfd, O_CLOEXEC))
@@ -214,10 +251,8 @@ static int run(char *const argv[], char *err, size_t errlen)
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {
 		close(pfd[1]);
-		for (ssize_t k; rc == 0 && got + 1 < errlen &&
-				(k = read(pfd[0], err + got, errlen - 1 - got)) > 0; )
-			got += (size_t)k;
-		err[got] = '\0';
+		if (rc == 0)
+			read_all(pfd[0], err);
 		close(pfd[0]);
 	}
 	if (rc) {
@@ -226,7 +261,7 @@ static int run(char *const argv[], char *err, size_t errlen)
 	}
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
 static int make_devices(const struct ctx *ctx, const struct script *s)
@@ -236,7 +271,7 @@ static int make_devices(const struct ctx *ctx, const struct script *s)
 						    "veth", "peer", "name", peer, NULL };
 
 		snprintf(peer, sizeof(peer), "htbimp%d", i);
-		if (run(argv, NULL, 0)) {
+		if (run(argv, NULL)) {
 			p_err(ctx, "%s: cannot make device %s in the scratch namespace (ip link add failed)",
 			      s->file, s->devs[i]);
 			return -1;
@@ -279,6 +314,8 @@ static int check_failures(const struct ctx *ctx, const struct script *s, char *e
 		unsigned long n;
 
 		*p = '\0';
+		if (eol)
+			*eol = '\0';	/* the number is the last thing on its line */
 		colon = strrchr(p + 15, ':');
 		n = colon ? strtoul(colon + 1, NULL, 10) : 0;
 		if (n >= 1 && n <= s->n && !s->is_del[n - 1]) {
@@ -297,17 +334,19 @@ static int check_failures(const struct ctx *ctx, const struct script *s, char *e
 
 static int apply_batch(const struct ctx *ctx, const struct script *s)
 {
-	char path[64], *err = malloc(65536);
-	int fd = memfd_create("htbctl-import", 0), rc = -1;
+	char path[64], *err = NULL;
+	int fd = memfd_create("htbctl-import", 0), rc = -1, st;
 	char *argv[] = { "tc", "-force", "-batch", path, NULL };
 
-	if (!err || fd < 0 || write(fd, s->batch, s->len) != (ssize_t)s->len) {
-		p_err(ctx, "%s: %s", s->file, strerror(errno ? errno : ENOMEM));
+	if (fd < 0 || write(fd, s->batch, s->len) != (ssize_t)s->len) {
+		p_err(ctx, "%s: %s", s->file, strerror(errno));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (run(argv, err, 65536) < 0) {
-		p_err(ctx, "%s: running tc: %s", s->file, strerror(errno));
+	st = run(argv, &err);
+	if (st < 0 || st >= 128 || !err) {
+		p_err(ctx, "%s: running tc: %s", s->file,
+		      st < 0 ? strerror(errno) : !err ? "out of memory" : "it was killed");
 		goto out;
 	}
 	rc = check_failures(ctx, s, err);

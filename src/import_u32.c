@@ -24,14 +24,14 @@
 
 #define TPL_LEN 64		/* header bytes a key may touch */
 
-#define MAX_SEEN 8
+#define MAX_SEEN 64
 
 struct u32_node {
 	__u32 attach, pref, handle, ht, link, classid, divisor;
 	__u32 seen[MAX_SEEN];		/* a table: every attach point that dumped it */
 	int nseen;
 	__u16 proto;
-	bool is_ht, police, has_mark;
+	bool is_ht, police, has_mark, indev, seen_cut;
 	__u32 mark_val, mark_mask;
 	struct tc_u32_sel sel;
 	struct tc_u32_key keys[16];
@@ -96,6 +96,9 @@ static void node_attr(struct u32_node *n, const struct nlattr *a)
 		break;
 	case TCA_U32_POLICE:
 		n->police = true;
+		break;
+	case TCA_U32_INDEV:
+		n->indev = true;
 		break;
 	}
 }
@@ -264,6 +267,8 @@ static void add_port(struct imp_rule *r, const struct tpl *t, int at, enum imp_f
 	k->field = f;
 	k->lo = v & m;
 	k->hi = (v & m) | (__u16)~m;
+	if (!k->lo && k->hi)
+		k->lo = 1;	/* no packet has port 0; the config refuses it */
 }
 
 static void add_dscp(struct imp_rule *r, const struct tpl *t, bool ip6)
@@ -359,6 +364,8 @@ static void dedupe(struct u32_graph *g)
 				dup |= keep->seen[k] == g->v[i].seen[0];
 			if (!dup && keep->nseen < MAX_SEEN)
 				keep->seen[keep->nseen++] = g->v[i].seen[0];
+			else if (!dup)
+				keep->seen_cut = true;
 			continue;
 		}
 		g->v[n++] = g->v[i];
@@ -400,12 +407,18 @@ static void emit(struct walk *w, const struct u32_node *n, const struct tpl *tp)
 	r->pref = w->pref;
 	r->handle = n->handle;
 	r->classid = n->classid;
+	r->proto = n->proto;
 	snprintf(r->kind, sizeof(r->kind), "u32");
 	if (tp->why[0])
 		snprintf(r->why, sizeof(r->why), "%s", tp->why);
 	else
 		tpl_fields(r, tp, n->proto);
-	if (n->has_mark && r->nkeys < IMP_MAX_KEYS) {
+	if (n->indev)
+		snprintf(r->why, sizeof(r->why), "it matches an input device");
+	if (n->has_mark && (n->mark_val & ~n->mark_mask))
+		snprintf(r->why, sizeof(r->why), "mark 0x%x has bits outside mask 0x%x: it never matches in HTB",
+			 n->mark_val, n->mark_mask);
+	else if (n->has_mark && r->nkeys < IMP_MAX_KEYS) {
 		struct imp_key *k = &r->keys[r->nkeys++];
 
 		k->field = IF_MARK;
@@ -477,6 +490,10 @@ static void walk_node(struct walk *w, const struct u32_node *n, const struct tpl
 			walk_ht(w, down, &t, n);
 			w->depth--;
 		}
+		/* nothing matched below: u32_classify pops back to this node,
+		 * whose own class (if it has one) is the answer */
+		if (n->classid)
+			emit(w, n, &t);
 		return;
 	}
 	if (n->classid || n->acts[0])
@@ -522,16 +539,20 @@ static bool under(const struct imp_tree *t, __u32 classid, __u32 ancestor)
 	return false;
 }
 
-/* Does every class table ht's nodes give lie under attach? */
+/* Does every class table ht's nodes give, through its links too, lie
+ * under attach? */
 static bool all_under(const struct u32_graph *g, const struct imp_tree *t,
-		      const struct u32_node *ht, __u32 attach)
+		      const struct u32_node *ht, __u32 attach, int depth)
 {
 	for (int i = ht_start(g, ht->handle); i < g->n; i++) {
-		const struct u32_node *n = &g->v[i];
+		const struct u32_node *n = &g->v[i], *down;
 
 		if (TC_U32_HTID(n->handle) != TC_U32_HTID(ht->handle))
 			break;
 		if (!n->is_ht && n->classid && !under(t, n->classid, attach))
+			return false;
+		if (!n->is_ht && n->link && depth < 7 && (down = find_ht(g, n->link)) &&
+		    down != ht && !all_under(g, t, down, attach, depth + 1))
 			return false;
 	}
 	return true;
@@ -550,6 +571,9 @@ static __u32 owner(const struct u32_graph *g, struct imp_tree *t, const struct u
 	__u32 best = t->handle;
 	int depth = -1;
 
+	if (ht->seen_cut)
+		imp_note(t, 0, true, "u32 table %x: (pref %u) is listed on more than %d attach points: its owner is a guess",
+			 TC_U32_USERHTID(ht->handle), ht->pref, MAX_SEEN);
 	if (ht->nseen == 1)
 		return ht->seen[0];
 	for (int i = 0; i < ht->nseen; i++) {
@@ -561,7 +585,7 @@ static __u32 owner(const struct u32_graph *g, struct imp_tree *t, const struct u
 
 			c = cl ? cl->parent : 0;
 		}
-		if (a != t->handle && d > depth && all_under(g, t, ht, a)) {
+		if (a != t->handle && d > depth && all_under(g, t, ht, a, 0)) {
 			best = a;
 			depth = d;
 		}
@@ -580,10 +604,18 @@ void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
 	struct tpl empty = { 0 };
 
 	dedupe(g);
-	for (int i = 0; i < g->n; i++)
-		if (g->v[i].is_ht && !linked_to(g, &g->v[i])) {
-			w.attach = owner(g, t, &g->v[i]);
-			w.pref = g->v[i].pref;
-			walk_ht(&w, &g->v[i], &empty, NULL);
+	for (int i = 0; i < g->n; i++) {
+		if (!g->v[i].is_ht || linked_to(g, &g->v[i]))
+			continue;
+		/* a pref's root table has one bucket; a hash table nothing links
+		 * to is never consulted */
+		if (g->v[i].divisor > 1) {
+			imp_note(t, 0, true, "u32 hash table %x: is linked from no filter: never consulted, not converted",
+				 TC_U32_USERHTID(g->v[i].handle));
+			continue;
 		}
+		w.attach = owner(g, t, &g->v[i]);
+		w.pref = g->v[i].pref;
+		walk_ht(&w, &g->v[i], &empty, NULL);
+	}
 }

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
 
@@ -65,6 +66,8 @@ static bool implies(const struct imp_rule *r, const struct imp_rule *gate)
 
 	if (gate->text[0] == '*')
 		return true;
+	if (r->nkeys == gate->nkeys && !memcmp(r->keys, gate->keys, r->nkeys * sizeof(r->keys[0])))
+		return true;
 	if (r->nkeys != 1 || gate->nkeys != 1)
 		return false;
 	a = &r->keys[0];
@@ -102,6 +105,28 @@ static bool gate_holds(struct imp_tree *t, const struct imp_rule *r, int depth)
 	return false;
 }
 
+/* A catch-all filter on inner class X (every packet HTB sent to X goes to
+ * one leaf) is the condition of the one filter that leads to X, when that
+ * is a match line. */
+static void inherit_catchalls(struct imp_tree *t)
+{
+	for (int i = 0; i < t->nrules; i++) {
+		struct imp_rule *r = &t->rules[i], *g = NULL;
+		int n = 0;
+
+		if (r->text[0] != '*' || r->attach == t->handle)
+			continue;
+		for (int j = 0; j < t->nrules; j++)
+			if (t->rules[j].classid == r->attach && t->rules[j].text[0] && ++n)
+				g = &t->rules[j];
+		if (n == 1 && g->text[0] != '*' && g->attach == t->handle) {
+			r->nkeys = g->nkeys;
+			memcpy(r->keys, g->keys, sizeof(r->keys));
+			snprintf(r->text, sizeof(r->text), "%s", g->text);
+		}
+	}
+}
+
 static void resolve_targets(struct imp_tree *t)
 {
 	char id[16];
@@ -121,6 +146,7 @@ static void resolve_targets(struct imp_tree *t)
 			drop_rule(t, r, false, "it hangs on leaf %s, where HTB never looks",
 				  cid(r->attach, id, sizeof(id)));
 	}
+	inherit_catchalls(t);
 	for (int i = 0; i < t->nrules; i++) {
 		struct imp_rule *r = &t->rules[i];
 
@@ -132,12 +158,12 @@ static void resolve_targets(struct imp_tree *t)
 }
 
 /* Filters that send packets to an inner class are how HTB reaches the
- * filters hanging there; they give no match of their own. One whose
- * class has no filters sends its packets to the default class, as
- * htbctl does with a packet no match claims. */
+ * filters hanging there: gates, with no match of their own (their text
+ * stays for the order checks). Packets a gate takes that no filter below
+ * claims go to HTB's default class (check_gates). */
 static void resolve_inner_targets(struct imp_tree *t)
 {
-	char id[16];
+	char id[16], name[64];
 
 	for (int i = 0; i < t->nrules; i++) {
 		struct imp_rule *r = &t->rules[i];
@@ -145,34 +171,46 @@ static void resolve_inner_targets(struct imp_tree *t)
 
 		if (!r->text[0] || !is_inner(t, r->classid))
 			continue;
-		for (int j = 0; j < t->nrules; j++)
-			below |= t->rules[j].attach == r->classid && t->rules[j].text[0];
+		for (int j = 0; j < t->nrules && !below; j++)
+			below = t->rules[j].attach == r->classid && t->rules[j].text[0];
+		r->gate = true;
 		if (!below)
-			drop_rule(t, r, false, "it sends to inner class %s, which has no filters: "
-				  "HTB puts those packets in the default class, as htbctl does", cid(r->classid, id, sizeof(id)));
-		else
-			r->text[0] = '\0';	/* a gate: its filters below carry it */
+			imp_note(t, r->classid, false,
+				 "%s sends to inner class %s, which has no filters: HTB puts those packets in the default class",
+				 rule_name(r, name, sizeof(name)), cid(r->classid, id, sizeof(id)));
 	}
 }
 
 /* ---- HTB's order against htbctl's precedence -------------------------- */
 
-/* The rule's place in HTB's order: the top-level filter that leads to it,
- * then its own place (filters are in pref order within an attach point). */
-static __u64 rule_pos(const struct imp_tree *t, const struct imp_rule *r, int idx)
+/* A rule's place in HTB's order: hi, the top-level filter that leads to
+ * it (its own place for a filter on the qdisc); lo, its own place on the
+ * class it hangs on (0 on the qdisc). A place is pref, then the order
+ * the rules were read in (u32's walk within a pref). */
+struct pos {
+	__u64 hi, lo;
+	int idx;
+};
+
+static struct pos rule_pos(const struct imp_tree *t, const struct imp_rule *r, int idx)
 {
+	struct pos p = { .idx = idx };
+	__u64 own = (__u64)r->pref << 32 | (__u32)idx;
+
 	for (int d = 0; d < 8 && r->attach != t->handle; d++) {
 		int g;
 
 		for (g = 0; g < t->nrules; g++)
-			if (t->rules[g].classid == r->attach && implies(r, &t->rules[g]))
+			if (t->rules[g].gate && t->rules[g].classid == r->attach && implies(r, &t->rules[g]))
 				break;
 		if (g == t->nrules)
 			break;
 		r = &t->rules[g];
 		idx = g;
+		p.lo = own;
 	}
-	return (__u64)r->pref << 32 | (__u32)idx;
+	p.hi = (__u64)r->pref << 32 | (__u32)idx;
+	return p;
 }
 
 /* htbctl's precedence: lower wins (mark, DSCP, dst, src, dport, sport). */
@@ -225,7 +263,12 @@ static bool overlap(const struct imp_rule *a, const struct imp_rule *b)
 		return implies(a, b) || implies(b, a);
 	case IF_SPORT:
 	case IF_DPORT:
-		return x->lo <= y->hi && y->lo <= x->hi;
+		for (int i = 0; i <= x->two; i++)
+			for (int j = 0; j <= y->two; j++)
+				if ((i ? x->lo2 : x->lo) <= (j ? y->hi2 : y->hi) &&
+				    (j ? y->lo2 : y->lo) <= (i ? x->hi2 : x->hi))
+					return true;
+		return false;
 	case IF_MARK:
 		return !((x->val ^ y->val) & x->mask & y->mask);
 	default:
@@ -273,7 +316,13 @@ static bool subset(const struct imp_rule *a, const struct imp_rule *b)
 		return implies(a, b);
 	case IF_SPORT:
 	case IF_DPORT:
-		return y->lo <= x->lo && x->hi <= y->hi;
+		for (int i = 0; i <= x->two; i++) {
+			__u16 lo = i ? x->lo2 : x->lo, hi = i ? x->hi2 : x->hi;
+
+			if (!((y->lo <= lo && hi <= y->hi) || (y->two && y->lo2 <= lo && hi <= y->hi2)))
+				return false;
+		}
+		return true;
 	case IF_MARK:
 		return !(y->mask & ~x->mask) && !((x->val ^ y->val) & y->mask);
 	default:
@@ -281,26 +330,56 @@ static bool subset(const struct imp_rule *a, const struct imp_rule *b)
 	}
 }
 
-/* later's port range without earlier's, as one or two match lines. */
-static void narrow_ports(struct imp_rule *later, const struct imp_rule *earlier)
+/* "udp dport 80-89" for a range of r's port key. */
+static void port_text(const struct imp_rule *r, __u16 lo, __u16 hi, char *out, size_t len)
+{
+	const char *proto = proto_of(r) == IPPROTO_TCP ? "tcp " : proto_of(r) == IPPROTO_UDP ? "udp " : "";
+	const char *f = field_key(r)->field == IF_SPORT ? "sport" : "dport";
+
+	if (lo == hi)
+		snprintf(out, len, "%s%s %u", proto, f, lo);
+	else
+		snprintf(out, len, "%s%s %u-%u", proto, f, lo, hi);
+}
+
+/* later's port ranges without earlier's (each one or two ranges); false,
+ * changing nothing, if more than two ranges would be left. */
+static bool narrow_ports(struct imp_rule *later, const struct imp_rule *earlier)
 {
 	struct imp_key *x = (struct imp_key *)field_key(later);
 	const struct imp_key *y = field_key(earlier);
-	const char *proto = proto_of(later) == IPPROTO_TCP ? "tcp " :
-			    proto_of(later) == IPPROTO_UDP ? "udp " : "";
-	const char *f = x->field == IF_SPORT ? "sport" : "dport";
-	char left[48] = "", right[48] = "";
+	unsigned lo[6], hi[6], n = 0;
 
-	if (x->lo < y->lo)
-		snprintf(left, sizeof(left), "%s%s %u-%u", proto, f, x->lo, y->lo - 1);
-	if (x->hi > y->hi)
-		snprintf(right, sizeof(right), "%s%s %u-%u", proto, f, y->hi + 1, x->hi);
-	snprintf(later->text, sizeof(later->text), "%s%s%s", left,
-		 left[0] && right[0] ? "\nmatch = " : "", right);
-	if (x->lo < y->lo)
-		x->hi = y->lo - 1;	/* the key the next pair sees */
-	else
-		x->lo = y->hi + 1;
+	lo[n] = x->lo, hi[n++] = x->hi;
+	if (x->two)
+		lo[n] = x->lo2, hi[n++] = x->hi2;
+	for (int j = 0; j <= y->two; j++) {
+		unsigned elo = j ? y->lo2 : y->lo, ehi = j ? y->hi2 : y->hi, m = 0;
+		unsigned nlo[6], nhi[6];
+
+		for (unsigned i = 0; i < n; i++) {
+			if (hi[i] < elo || lo[i] > ehi) {
+				nlo[m] = lo[i], nhi[m++] = hi[i];
+				continue;
+			}
+			if (lo[i] < elo)
+				nlo[m] = lo[i], nhi[m++] = elo - 1;
+			if (hi[i] > ehi)
+				nlo[m] = ehi + 1, nhi[m++] = hi[i];
+		}
+		if (m > 2 || !m)
+			return false;
+		memcpy(lo, nlo, sizeof(lo));
+		memcpy(hi, nhi, sizeof(hi));
+		n = m;
+	}
+	x->lo = (__u16)lo[0];
+	x->hi = (__u16)hi[0];
+	x->two = n == 2;
+	x->lo2 = n == 2 ? (__u16)lo[1] : 0;
+	x->hi2 = n == 2 ? (__u16)hi[1] : 0;
+	port_text(later, x->lo, x->hi, later->text, sizeof(later->text));
+	return true;
 }
 
 /* later overlaps earlier, and HTB gives the packets both match to earlier's
@@ -326,9 +405,13 @@ static int check_pair(struct imp_tree *t, struct imp_rule *earlier, struct imp_r
 		return 1;
 	}
 	if (w == 0 && (field_key(later)->field == IF_SPORT || field_key(later)->field == IF_DPORT)) {
-		narrow_ports(later, earlier);
-		imp_note(t, later->classid, false, "%s narrowed to the ports that are its own: %s",
-			 rule_name(later, name, sizeof(name)), msg);
+		if (narrow_ports(later, earlier)) {
+			imp_note(t, later->classid, false, "%s narrowed to the ports that are its own: %s",
+				 rule_name(later, name, sizeof(name)), msg);
+			return 1;
+		}
+		/* htbctl refuses overlapping ranges; what is left is three */
+		drop_rule(t, later, true, "%s, and the ports left are more than two ranges", msg);
 		return 1;
 	}
 	return 2;
@@ -348,6 +431,15 @@ static void report_reversed(struct imp_tree *t, const struct imp_rule *later,
 		 rule_name(later, a, sizeof(a)), later->text, rule_name(first, b, sizeof(b)), more);
 }
 
+static int cmp_pos(const void *pa, const void *pb)
+{
+	const struct pos *a = pa, *b = pb;
+
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->lo < b->lo ? -1 : a->lo > b->lo;
+}
+
 /* Host prefixes (/32, /128) of the same field overlap only when equal:
  * sorted by address, equal ones are neighbours, and the one HTB tries
  * first takes them. A pass over n log n instead of n^2 pairs: a
@@ -355,94 +447,167 @@ static void report_reversed(struct imp_tree *t, const struct imp_rule *later,
 static int cmp_host(const void *pa, const void *pb, void *arg)
 {
 	const struct imp_tree *t = arg;
-	const __u64 *a = pa, *b = pb;
-	const struct imp_key *x = field_key(&t->rules[a[1]]);
-	const struct imp_key *y = field_key(&t->rules[b[1]]);
+	const struct pos *a = pa, *b = pb;
+	const struct imp_key *x = field_key(&t->rules[a->idx]);
+	const struct imp_key *y = field_key(&t->rules[b->idx]);
 	int c = x->field != y->field ? (x->field < y->field ? -1 : 1) : memcmp(x->addr, y->addr, 16);
 
-	return c ? c : a[0] < b[0] ? -1 : a[0] > b[0];
+	return c ? c : cmp_pos(a, b);
 }
 
-static void check_hosts(struct imp_tree *t, __u64 (*ord)[2], int n)
+static bool same_host(const struct imp_tree *t, const struct pos *a, const struct pos *b)
 {
-	__u64 (*h)[2] = calloc(n ? n : 1, sizeof(*h));
+	return !memcmp(field_key(&t->rules[a->idx]), field_key(&t->rules[b->idx]),
+		       offsetof(struct imp_key, plen));
+}
+
+static void check_hosts(struct imp_tree *t, const struct pos *ord, int n)
+{
+	struct pos *h = calloc(n ? n : 1, sizeof(*h));
 	int nh = 0;
 
 	if (!h)
 		return;
 	for (int i = 0; i < n; i++)
-		if (is_host(&t->rules[ord[i][1]])) {
-			h[nh][0] = ord[i][0];
-			h[nh++][1] = ord[i][1];
-		}
+		if (is_host(&t->rules[ord[i].idx]))
+			h[nh++] = ord[i];
 	qsort_r(h, nh, sizeof(*h), cmp_host, t);
-	for (int i = 1; i < nh; i++) {
-		int first = i - 1;
-
-		while (first > 0 && !memcmp(field_key(&t->rules[h[first - 1][1]]), field_key(&t->rules[h[i][1]]),
-					    offsetof(struct imp_key, plen)))
-			first--;
-		if (!memcmp(field_key(&t->rules[h[first][1]]), field_key(&t->rules[h[i][1]]),
-			    offsetof(struct imp_key, plen)))
-			check_pair(t, &t->rules[h[first][1]], &t->rules[h[i][1]]);
+	for (int i = 1, first = 0; i < nh; i++) {
+		if (!same_host(t, &h[first], &h[i]))
+			first = i;
+		else
+			check_pair(t, &t->rules[h[first].idx], &t->rules[h[i].idx]);
 	}
 	free(h);
 }
 
-static int cmp_pos(const void *pa, const void *pb)
+/* A catch-all filter on the qdisc ends HTB's search: to a leaf it is the
+ * default, to an inner class (a gate) it sends everything there; what
+ * comes after it never matches. One of a protocol (`protocol ip u32
+ * match u32 0 0`) ends it for that protocol only; htbctl has no match
+ * for an address family, so its class becomes the default, which then
+ * takes the other family's unclassified packets too (a warning). */
+static void first_catchall(struct imp_tree *t, const struct pos *ord, int n)
 {
-	const __u64 *a = pa, *b = pb;
+	char id[16], id2[64];
+	int at = -1, fam = -1;
 
-	return a[0] < b[0] ? -1 : a[0] > b[0];
-}
-
-/* A catch-all filter to a leaf ends HTB's search: it is the default, and
- * what follows it never matches. Then each pair of converted filters of
- * different classes is checked (host prefixes only against the others
- * and each other's exact address, so 100,000 /32 filters stay fast). */
-static void check_order(struct imp_tree *t)
-{
-	__u64 (*ord)[2] = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
-	int n = 0, catchall = -1, nnh = 0, *nonhost;
-	char id[16], id2[16];
-
-	if (!ord)
-		return;
-	for (int i = 0; i < t->nrules; i++)
-		if (t->rules[i].text[0]) {
-			ord[n][0] = rule_pos(t, &t->rules[i], i);
-			ord[n++][1] = (__u64)i;
-		}
-	qsort(ord, n, sizeof(*ord), cmp_pos);
 	for (int i = 0; i < n; i++) {
-		struct imp_rule *r = &t->rules[ord[i][1]];
+		struct imp_rule *r = &t->rules[ord[i].idx];
+		const struct imp_rule *c = at >= 0 ? &t->rules[ord[at].idx] :
+					   fam >= 0 ? &t->rules[ord[fam].idx] : NULL;
 
-		if (catchall >= 0) {
-			drop_rule(t, r, false, "it comes after a filter that takes every packet (to %s)",
-				  cid(t->defcls, id, sizeof(id)));
+		if (c && ord[i].hi != ord[at >= 0 ? at : fam].hi &&
+		    (at >= 0 || r->proto == c->proto)) {
+			if (!r->gate) {
+				char what[64];
+
+				snprintf(what, sizeof(what), "every %spacket (to %s)",
+					 at >= 0 ? "" : c->proto == ETH_P_IP ? "IPv4 " : "IPv6 ",
+					 cid(c->classid, id, sizeof(id)));
+				drop_rule(t, r, false, "it comes after a filter that takes %s", what);
+			}
+			r->text[0] = '\0';
 			continue;
 		}
-		if (r->text[0] == '*') {
-			catchall = i;
-			if (t->defcls && t->defcls != r->classid)
-				imp_note(t, 0, false, "HTB's default %s is never used: a filter takes every packet to %s",
-					 cid(t->defcls, id, sizeof(id)), cid(r->classid, id2, sizeof(id2)));
-			t->defcls = r->classid;
-			r->text[0] = '\0';
+		if (at >= 0 || ord[i].lo || r->text[0] != '*')
+			continue;
+		if (r->proto != ETH_P_ALL && !r->gate && fam < 0) {
+			fam = i;
+			imp_note(t, 0, true, "%s takes every %s packet to %s: htbctl has no match for one address family, "
+				 "so %s is the default, for the other family's unclassified packets too",
+				 rule_name(r, id2, sizeof(id2)), r->proto == ETH_P_IP ? "IPv4" : "IPv6",
+				 cid(r->classid, id, sizeof(id)), id);
+		} else if (r->proto != ETH_P_ALL && !r->gate) {
+			drop_rule(t, r, true, "%s", "a second catch-all of one protocol cannot be written");
+			continue;
+		} else {
+			at = i;
+			if (r->gate)
+				continue;
+		}
+		if (t->defcls && t->defcls != r->classid)
+			imp_note(t, 0, false, "HTB's default %s is never used: a filter takes every packet to %s",
+				 cid(t->defcls, id, sizeof(id)), cid(r->classid, id2, sizeof(id2)));
+		t->defcls = r->classid;
+		r->text[0] = '\0';
+	}
+}
+
+/* Does a filter below gate ord[i] take every packet the gate sends? */
+static bool claimed(const struct imp_tree *t, const struct pos *ord, int n, int i)
+{
+	const struct imp_rule *g = &t->rules[ord[i].idx];
+
+	for (int j = 0; j < n; j++) {
+		const struct imp_rule *r = &t->rules[ord[j].idx];
+
+		if (ord[j].hi == ord[i].hi && ord[j].lo && !r->gate && r->text[0] && subset(g, r))
+			return true;
+	}
+	return false;
+}
+
+/* Packets a gate takes that no filter below it claims go to HTB's
+ * default class, and never reach a later filter; in htbctl a later
+ * filter that overlaps the gate takes them. One warning per gate. */
+static void check_gates(struct imp_tree *t, const struct pos *ord, int n)
+{
+	char name[64], id[16], first[64];
+
+	for (int i = 0; i < n; i++) {
+		const struct imp_rule *g = &t->rules[ord[i].idx];
+		int later = 0;
+
+		if (!g->gate || ord[i].lo || !g->text[0] || g->text[0] == '*' || claimed(t, ord, n, i))
+			continue;
+		for (int j = i + 1; j < n; j++) {
+			const struct imp_rule *r = &t->rules[ord[j].idx];
+
+			if (ord[j].hi == ord[i].hi || r->gate || !r->text[0] || !overlap(g, r))
+				continue;
+			if (!later++)
+				rule_name(r, first, sizeof(first));
+		}
+		if (later)
+			imp_note(t, g->classid, true,
+				 "%s sends %s to inner class %s; what no filter there claims goes to HTB's default class, "
+				 "but in htbctl %d later filter(s) may take it (the first: %s)",
+				 rule_name(g, name, sizeof(name)), g->text, cid(g->classid, id, sizeof(id)), later, first);
+	}
+}
+
+/* Every pair of converted filters of different classes that HTB and
+ * htbctl could decide differently (check_pair). Host prefixes against
+ * each other only when equal (check_hosts), or when both src and dst
+ * host filters exist (a packet has both). */
+static void check_pairs(struct imp_tree *t, const struct pos *ord, int n)
+{
+	int *nonhost = calloc(n ? n : 1, sizeof(int)), nnh = 0;
+	bool hsrc = false, hdst = false;
+
+	for (int i = 0; i < n; i++) {
+		const struct imp_rule *r = &t->rules[ord[i].idx];
+
+		if (is_host(r) && !r->gate) {
+			hsrc |= field_key(r)->field == IF_SRC;
+			hdst |= field_key(r)->field == IF_DST;
 		}
 	}
 	check_hosts(t, ord, n);
-	/* every other pair with a non-host filter in it (host pairs: above) */
-	nonhost = calloc(n ? n : 1, sizeof(int));
 	for (int j = 0; nonhost && j < n; j++) {
-		struct imp_rule *b = &t->rules[ord[j][1]];
-		bool host = is_host(b);
+		struct imp_rule *b = &t->rules[ord[j].idx];
+		bool host = is_host(b), all = !host || (hsrc && hdst);
 		const struct imp_rule *first = NULL;
 		int reversed = 0;
 
-		for (int i = 0; i < (host ? nnh : j) && b->text[0]; i++) {
-			struct imp_rule *a = &t->rules[ord[host ? nonhost[i] : i][1]];
+		if (b->gate)
+			continue;
+		for (int i = 0; i < (all ? j : nnh) && b->text[0]; i++) {
+			struct imp_rule *a = &t->rules[ord[all ? i : nonhost[i]].idx];
 
+			if (a->gate || (host && is_host(a) && field_key(a)->field == field_key(b)->field))
+				continue;	/* check_hosts did those */
 			if (check_pair(t, a, b) == 2 && !reversed++)
 				first = a;
 		}
@@ -452,6 +617,22 @@ static void check_order(struct imp_tree *t)
 			nonhost[nnh++] = j;
 	}
 	free(nonhost);
+}
+
+static void check_order(struct imp_tree *t)
+{
+	struct pos *ord = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
+	int n = 0;
+
+	if (!ord)
+		return;
+	for (int i = 0; i < t->nrules; i++)
+		if (t->rules[i].text[0])
+			ord[n++] = rule_pos(t, &t->rules[i], i);
+	qsort(ord, n, sizeof(*ord), cmp_pos);
+	first_catchall(t, ord, n);
+	check_pairs(t, ord, n);
+	check_gates(t, ord, n);
 	free(ord);
 }
 
@@ -602,8 +783,14 @@ static void write_leaf(FILE *out, const struct imp_tree *t, const struct imp_cla
 
 		if (r->classid != c->classid)
 			break;
-		if (r->text[0])
+		if (r->text[0] && !r->gate)
 			fprintf(out, "match = %s\n", r->text);
+		if (r->text[0] && !r->gate && field_key(r) && field_key(r)->two) {
+			char more[64];
+
+			port_text(r, field_key(r)->lo2, field_key(r)->hi2, more, sizeof(more));
+			fprintf(out, "match = %s\n", more);
+		}
 	}
 }
 

@@ -9,6 +9,7 @@
 test_corpus_seed003() { import_check seed003 eth0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
 test_corpus_libreqos() { import_check libreqos wan0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
 test_corpus_u32() { import_check u32 lan0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
+test_corpus_order() { import_check order ord0 > "$tmp/r" || fail "$(oneline "$tmp/r")"; note "$(cat "$tmp/r")"; }
 
 # seed 003's commands on the case's own device
 seed_on_snd() {
@@ -84,11 +85,23 @@ test_refusals() {
 	refused_with 1 "nosuch.tc: No such file" "$HTBCTL" import script "$tmp/nosuch.tc"
 	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev eth0 parent 1: classid 1:1 htb rate 0\n' > "$tmp/bad.tc"
 	refused_with 1 "bad.tc:2: tc refused the command" "$HTBCTL" import script "$tmp/bad.tc"
+	# a refused command after 2,000 commands whose kernel warnings (quantum
+	# too big) fill more than 64 KB of tc's stderr, and warnings after it
+	awk 'BEGIN { print "tc qdisc add dev eth0 root handle 1: htb r2q 1"
+		print "tc class add dev eth0 parent 1: classid 1:1 htb rate 1gbit"
+		for (i = 0; i < 2000; i++)
+			printf "tc class add dev eth0 parent 1:1 classid 1:%x htb rate 100mbit\n", 16 + i
+		print "tc class add dev eth0 parent 1:1 classid 1:ffff htb rate 0"
+		for (i = 0; i < 10; i++)
+			printf "tc class add dev eth0 parent 1:1 classid 1:%x htb rate 100mbit\n", 4096 + i }' > "$tmp/late.tc"
+	refused_with 1 "late.tc:2003: tc refused the command" "$HTBCTL" import script "$tmp/late.tc"
 	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev $DEV parent 1: classid 1:1 htb rate 1mbit\n' > "$tmp/var.tc"
 	refused_with 1 "var.tc:2: shell expansion is not applied" "$HTBCTL" import script "$tmp/var.tc"
 	printf 'tc qdisc add dev a0 root handle 1: htb\ntc qdisc add dev b0 root handle 1: htb\n' > "$tmp/two.tc"
 	refused_with 1 "shapes 2 devices: say which with dev NAME" "$HTBCTL" import script "$tmp/two.tc"
 	refused_with 1 "no tc command names device c0" "$HTBCTL" import script "$tmp/two.tc" dev c0
+	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc filter add dev eth0 parent 1: bpf obj x.o sec cls\n' > "$tmp/bpf.tc"
+	refused_with 1 "bpf.tc:2: a bpf filter or action is not imported" "$HTBCTL" import script "$tmp/bpf.tc"
 	# not root: the scratch namespace needs CAP_SYS_ADMIN
 	refused_with 1 "needs root" nobody "$HTBCTL" import script "$PWD/tests/import/seed003.tc"
 	# -o keeps the old file when the import fails

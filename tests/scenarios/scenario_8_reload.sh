@@ -16,7 +16,8 @@ c1=$work/conf/c1.ini c2=$work/conf/c2.ini dir=$work
 # A (1:10), B, C on UDP ports 6001-6003; the rest to 1:13
 write_conf() {	# file rate_of_A
 	local rates=("$2" 5mbit 5mbit) i
-	{ ini device default=1:13
+	# aqm off: FIFO leaves, as kernel HTB's pfifo (scenario 3 says why)
+	{ ini device default=1:13 aqm=off
 	  ini 'class 1:1' rate=20mbit
 	  for i in 0 1 2; do
 		ini "class 1:1$i" parent=1:1 rate="${rates[i]}" "match=udp dport 600$((i + 1))"
