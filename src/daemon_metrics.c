@@ -59,21 +59,29 @@ bad:
 	return -1;
 }
 
+/* Queues r (NULL: out of memory) with its content type. */
+static enum MHD_Result queue(struct MHD_Connection *c, unsigned int code,
+			     struct MHD_Response *r, const char *type)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned int code, char *body,
 			     size_t len, const char *type)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body,
 								  MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result ret;
 
-	if (!r) {
+	if (!r)
 		free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
-	return ret;
+	return queue(c, code, r, type);
 }
 
 static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned int code, const char *msg)
@@ -144,7 +152,6 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 	struct metrics_daemon dm;
 	struct body *b = calloc(1, sizeof(*b));
 	struct MHD_Response *r;
-	enum MHD_Result ret;
 	FILE *f = NULL;
 	int rc;
 
@@ -173,14 +180,9 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 				  "reading the device's maps failed (the daemon's log says why)\n");
 	}
 	r = MHD_create_response_from_buffer_with_free_callback_cls(b->len, b->buf, body_sent, b);
-	if (!r) {
+	if (!r)
 		body_sent(b);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, METRICS_CONTENT_TYPE);
-	ret = MHD_queue_response(c, MHD_HTTP_OK, r);
-	MHD_destroy_response(r);
-	return ret;
+	return queue(c, MHD_HTTP_OK, r, METRICS_CONTENT_TYPE);
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,

@@ -105,6 +105,9 @@ void u32_graph_free(struct u32_graph *g);
 
 /* The actions of a filter (an ACT nest, or u32/fw's legacy police): a
  * note, or r->why when they decide the packet's fate. */
+/* The kinds of the actions in an ACT nest ("police, mirred"), false if
+ * none. */
+bool imp_action_kinds(const struct nlattr *act, char *out, size_t len);
 void imp_rule_actions(struct imp_tree *t, struct imp_rule *r, const struct nlattr *act,
 		      bool legacy_police);
 

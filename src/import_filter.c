@@ -14,12 +14,13 @@
 #include <libmnl/libmnl.h>
 
 #include "import.h"
+#include "nl.h"
 
 /* ---- actions --------------------------------------------------------- */
 
 /* The kinds of the actions in an ACT nest ("police, mirred"); true if
  * there was one. */
-static bool action_kinds(const struct nlattr *act, char *out, size_t len)
+bool imp_action_kinds(const struct nlattr *act, char *out, size_t len)
 {
 	const struct nlattr *a, *b;
 	size_t n = 0;
@@ -62,7 +63,7 @@ void imp_rule_actions(struct imp_tree *t, struct imp_rule *r, const struct nlatt
 		note_actions(t, r, "police");
 		return;
 	}
-	if (act && action_kinds(act, kinds, sizeof(kinds)))
+	if (act && imp_action_kinds(act, kinds, sizeof(kinds)))
 		note_actions(t, r, kinds);
 }
 
@@ -319,12 +320,10 @@ int imp_filter_decode(struct imp_tree *t, const struct nlmsghdr *nlh)
 
 	if (!r)
 		return -1;
-	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
-		if (mnl_attr_get_type(a) == TCA_KIND && mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
-			kind = mnl_attr_get_str(a);
-		else if (mnl_attr_get_type(a) == TCA_OPTIONS)
+	mnl_attr_for_each(a, nlh, sizeof(*tcm))
+		if (mnl_attr_get_type(a) == TCA_OPTIONS)
 			opts = a;
-	}
+	kind = tc_msg_kind(nlh);
 	r->attach = tcm->tcm_parent;
 	r->pref = TC_H_MAJ(tcm->tcm_info) >> 16;
 	r->proto = ntohs(TC_H_MIN(tcm->tcm_info));

@@ -79,17 +79,6 @@ void import_free(struct imp_tree *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const char *tc_kind_of(const struct nlmsghdr *nlh)
-{
-	const struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg))
-		if (mnl_attr_get_type(a) == TCA_KIND &&
-		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
-			return mnl_attr_get_str(a);
-	return "";
-}
-
 static const struct nlattr *tc_options(const struct nlmsghdr *nlh)
 {
 	const struct nlattr *a;
@@ -151,7 +140,7 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct qd_seen *s = data;
 	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
-	const char *kind = tc_kind_of(nlh);
+	const char *kind = tc_msg_kind(nlh);
 	const struct nlattr *opts = tc_options(nlh);
 	struct leafq *l;
 
@@ -250,7 +239,7 @@ static int class_cb(const struct nlmsghdr *nlh, void *data)
 	struct imp_class *c;
 
 	if (nlh->nlmsg_type != RTM_NEWTCLASS || tcm->tcm_ifindex != s->ifindex ||
-	    TC_H_MAJ(tcm->tcm_handle) != t->handle || strcmp(tc_kind_of(nlh), "htb") || !opts)
+	    TC_H_MAJ(tcm->tcm_handle) != t->handle || strcmp(tc_msg_kind(nlh), "htb") || !opts)
 		return 0;
 	c = realloc(t->cls, (t->ncls + 1) * sizeof(*c));
 	if (!c)
@@ -319,7 +308,7 @@ static int filter_cb(const struct nlmsghdr *nlh, void *data)
 	if (nlh->nlmsg_type != RTM_NEWTFILTER || tcm->tcm_ifindex != f->s->ifindex)
 		return 0;
 	if (!tc_options(nlh)) {
-		if (!strcmp(tc_kind_of(nlh), "fw") && f->nfw_bare < 16) {
+		if (!strcmp(tc_msg_kind(nlh), "fw") && f->nfw_bare < 16) {
 			f->fw_bare[f->nfw_bare][0] = f->attach;
 			f->fw_bare[f->nfw_bare++][1] = pref;
 		}
@@ -334,7 +323,7 @@ static int filter_cb(const struct nlmsghdr *nlh, void *data)
 			 pref, chain);
 		return 0;
 	}
-	if (!strcmp(tc_kind_of(nlh), "u32"))
+	if (!strcmp(tc_msg_kind(nlh), "u32"))
 		return u32_graph_add(f->g, f->attach, pref, ntohs(TC_H_MIN(tcm->tcm_info)), nlh);
 	if (imp_filter_decode(t, nlh) < 0)
 		return -ENOMEM;

@@ -27,7 +27,7 @@
 #define MAX_SEEN 64
 
 struct u32_node {
-	__u32 attach, pref, handle, ht, link, classid, divisor;
+	__u32 pref, handle, ht, link, classid, divisor;
 	__u32 seen[MAX_SEEN];		/* a table: every attach point that dumped it */
 	int nseen;
 	__u16 proto;
@@ -35,7 +35,7 @@ struct u32_node {
 	__u32 mark_val, mark_mask;
 	struct tc_u32_sel sel;
 	struct tc_u32_key keys[16];
-	char acts[IMP_TEXT_LEN];
+	char acts[96];			/* its actions' kinds */
 	const struct nlattr *act;	/* only while decoding */
 };
 
@@ -121,7 +121,6 @@ int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
 	}
 	n = &g->v[g->n];
 	memset(n, 0, sizeof(*n));
-	n->attach = attach;
 	n->pref = pref;
 	n->proto = proto;
 	n->handle = tcm->tcm_handle;
@@ -132,14 +131,7 @@ int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
 		mnl_attr_for_each_nested(b, a) {
 			if (mnl_attr_get_type(b) == TCA_U32_ACT) {
 				/* the kinds now: the message is gone after the dump */
-				struct imp_tree scratch = { 0 };
-				struct imp_rule r = { 0 };
-
-				imp_rule_actions(&scratch, &r, b, false);
-				if (r.why[0] || scratch.nnotes)
-					snprintf(n->acts, sizeof(n->acts), "%s",
-						 r.why[0] ? r.why : "police");
-				free(scratch.notes);
+				imp_action_kinds(b, n->acts, sizeof(n->acts));
 			} else {
 				node_attr(n, b);
 			}
@@ -425,16 +417,12 @@ static void emit(struct walk *w, const struct u32_node *n, const struct tpl *tp)
 		k->val = n->mark_val & n->mark_mask;
 		k->mask = n->mark_mask;
 	}
-	if (n->police)
+	if (n->police || !strcmp(n->acts, "police"))
 		imp_note(w->t, n->classid, true,
 			 "filter pref %u (u32): its police action is not converted (htbctl does not police); its match is kept",
-			 n->pref);
-	if (n->acts[0] && strcmp(n->acts, "police"))
-		snprintf(r->why, sizeof(r->why), "%s", n->acts);
+			 w->pref);
 	else if (n->acts[0])
-		imp_note(w->t, n->classid, true,
-			 "filter pref %u (u32): its police action is not converted (htbctl does not police); its match is kept",
-			 n->pref);
+		snprintf(r->why, sizeof(r->why), "its actions (%s) are not converted", n->acts);
 }
 
 /* The bucket a template hashes to under link node n, -1 if it does not

@@ -86,8 +86,6 @@ static bool implies(const struct imp_rule *r, const struct imp_rule *gate)
  * X; it converts alone when its condition lies within one of theirs. */
 static bool gate_holds(struct imp_tree *t, const struct imp_rule *r, int depth)
 {
-	bool any = false;
-
 	if (r->attach == t->handle)
 		return true;
 	if (depth > 8)
@@ -97,11 +95,9 @@ static bool gate_holds(struct imp_tree *t, const struct imp_rule *r, int depth)
 
 		if (g->classid != r->attach || !g->text[0])
 			continue;
-		any = true;
 		if (implies(r, g) && gate_holds(t, g, depth + 1))
 			return true;
 	}
-	(void)any;
 	return false;
 }
 
@@ -214,24 +210,21 @@ static struct pos rule_pos(const struct imp_tree *t, const struct imp_rule *r, i
 }
 
 /* htbctl's precedence: lower wins (mark, DSCP, dst, src, dport, sport). */
-static int rank(const struct imp_rule *r)
-{
-	static const int rk[] = { [IF_MARK] = 0, [IF_DSCP] = 1, [IF_DST] = 2, [IF_SRC] = 3,
-				  [IF_DPORT] = 4, [IF_SPORT] = 5 };
-	const struct imp_key *k = NULL;
-
-	for (int i = 0; i < r->nkeys; i++)
-		if (r->keys[i].field != IF_PROTO)
-			k = &r->keys[i];
-	return k ? rk[k->field] : 9;
-}
-
 static const struct imp_key *field_key(const struct imp_rule *r)
 {
 	for (int i = 0; i < r->nkeys; i++)
 		if (r->keys[i].field != IF_PROTO)
 			return &r->keys[i];
 	return NULL;
+}
+
+static int rank(const struct imp_rule *r)
+{
+	static const int rk[] = { [IF_MARK] = 0, [IF_DSCP] = 1, [IF_DST] = 2, [IF_SRC] = 3,
+				  [IF_DPORT] = 4, [IF_SPORT] = 5 };
+	const struct imp_key *k = field_key(r);
+
+	return k ? rk[k->field] : 9;
 }
 
 static int proto_of(const struct imp_rule *r)

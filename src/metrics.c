@@ -131,21 +131,6 @@ static const struct dev_family {
 
 #define N_OF(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* A label value as the format wants it: \, " and newline escaped. */
-static void put_label(FILE *f, const char *name, const char *v, bool first)
-{
-	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-	fputc('"', f);
-}
-
 /* The digits of v ending at e (no terminator); returns their start. */
 static char *digits(char *e, __u64 v)
 {
@@ -279,7 +264,8 @@ out:
 	return n;
 }
 
-static void put_device(FILE *f, const char *ifname, const struct dev_in *in)
+/* dev: the device's label value, escaped (label_value). */
+static void put_device(FILE *f, const char *dev, const struct dev_in *in)
 {
 	for (size_t i = 0; i < N_OF(dev_families); i++) {
 		const struct dev_family *d = &dev_families[i];
@@ -287,18 +273,16 @@ static void put_device(FILE *f, const char *ifname, const struct dev_in *in)
 		if (d->daemon_reload && (!in->dm || !in->dm->reloaded))
 			continue;
 		put_head(f, d->name, d->type, d->help);
-		fprintf(f, "%s{", d->name);
-		put_label(f, "device", ifname, true);
-		fputc('}', f);
+		fprintf(f, "%s{device=\"%s\"}", d->name, dev);
 		put_val(f, d->get(in));
 	}
 }
 
-static int put_classes(FILE *f, const char *ifname, const struct snapshot *sn,
+static int put_classes(FILE *f, const char *dev, const struct snapshot *sn,
 		       const __u32 *sel, __u32 n)
 {
-	char **lab = calloc(n + 1, sizeof(*lab)), *dev = label_value(ifname);
-	int rc = lab && dev ? 0 : -1;
+	char **lab = calloc(n + 1, sizeof(*lab));
+	int rc = lab ? 0 : -1;
 
 	for (__u32 k = 0; !rc && k < n; k++)
 		if (!(lab[k] = class_labels(dev, sn, sel[k])))
@@ -321,7 +305,6 @@ static int put_classes(FILE *f, const char *ifname, const struct snapshot *sn,
 	for (__u32 k = 0; lab && k < n; k++)
 		free(lab[k]);
 	free(lab);
-	free(dev);
 	return rc;
 }
 
@@ -357,6 +340,7 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 	struct session s;
 	struct maps mp;
 	__u32 *sel = NULL, n;
+	char *dev = label_value(ifname);
 	bool memo;
 	int ret = -1;
 
@@ -372,9 +356,9 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 			snapshot_memo_save(o->memo, &sn);
 		snapshot_sort(&sn);
 		n = select_rows(&sn, o, &sel);
-		if (sel) {
-			put_device(out, ifname, &in);
-			ret = put_classes(out, ifname, &sn, sel, n);
+		if (sel && dev) {
+			put_device(out, dev, &in);
+			ret = put_classes(out, dev, &sn, sel, n);
 		}
 		if (ret)
 			p_err(ctx, "out of memory");
@@ -382,6 +366,7 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 	maps_close(&mp);
 out:
 	free(sel);
+	free(dev);
 	snapshot_free(&sn);
 	session_close(&s);
 	return ret;

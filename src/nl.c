@@ -170,3 +170,14 @@ struct nlmsghdr *tc_msg(void *buf, int type, int flags, int ifindex,
 	tcm->tcm_handle = handle;
 	return nlh;
 }
+
+const char *tc_msg_kind(const struct nlmsghdr *nlh)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg))
+		if (mnl_attr_get_type(a) == TCA_KIND &&
+		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0)
+			return mnl_attr_get_str(a);
+	return "";
+}

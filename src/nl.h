@@ -30,4 +30,7 @@ int nl_talk(struct nl *nl, struct nlmsghdr *nlh, nl_msg_cb cb, void *data,
 struct nlmsghdr *tc_msg(void *buf, int type, int flags, int ifindex,
 			__u32 parent, __u32 handle);
 
+/* A tc message's TCA_KIND ("" if none), pointing into nlh. */
+const char *tc_msg_kind(const struct nlmsghdr *nlh);
+
 #endif

@@ -122,16 +122,7 @@ static void obj_vec_free(struct obj_vec *ov)
 
 static void tc_kind(const struct nlmsghdr *nlh, char *kind)
 {
-	const struct nlattr *a;
-
-	kind[0] = '\0';
-	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg)) {
-		if (mnl_attr_get_type(a) == TCA_KIND &&
-		    mnl_attr_validate(a, MNL_TYPE_NUL_STRING) == 0) {
-			snprintf(kind, QDISC_KIND_LEN, "%s", mnl_attr_get_str(a));
-			return;
-		}
-	}
+	snprintf(kind, QDISC_KIND_LEN, "%s", tc_msg_kind(nlh));
 }
 
 static int obj_cb(const struct nlmsghdr *nlh, void *data)
