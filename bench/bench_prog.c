@@ -5,7 +5,7 @@
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
- *              [--only depth|cpus]   (only that table)
+ *              [--only depth|path|cpus]   (only that table)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -38,6 +38,24 @@
  *   sparse flows on: the flow's hash and its flow_state lookup; the one
  *   flow is sparse). Nothing queues, so CoDel takes its below-target
  *   path: what every packet of a class within its rate pays.
+ * - "a packet's origin" (issue 22): what the flow hash costs. The program
+ *   reads every packet's hash (bpf_get_hash_recalc): a local socket's
+ *   packet comes with one (sk_txhash), and so does a packet forwarded from
+ *   a NIC with RSS; one forwarded from a device without RX hashing (a veth)
+ *   has none, and the kernel's flow dissector computes it. Under test_run
+ *   a packet never comes with a hash (ctx_in cannot set it), but the runs
+ *   of one call share one skb, and the hash the first run sets (the
+ *   program's bpf_set_hash) is there for the others: the program as
+ *   shipped dissects once per call, so every other table measures a
+ *   packet that comes with a hash. Here the load-time switch bench_hash
+ *   (bpf/htbctl.bpf.c) gives every run, before anything else, a constant
+ *   hash ("hash": a local packet and a forwarded one with RSS alike, as
+ *   test_run tells them apart by nothing else; the program reads no
+ *   socket) or none ("no hash": bpf_set_hash_invalid, every run
+ *   dissects), each one helper call (a few ns) that the shipped program
+ *   does not make. The leaf of a depth-3 chain with a config's defaults
+ *   (CoDel, ecn, flows), without flows, and with CoDel off; for IPv4 UDP,
+ *   IPv6 TCP and IPv4 UDP behind an 802.1Q tag (the dissector walks it).
  * - The verifier's work for both variants (verified insns, loaded size).
  * - "N CPUs at once" (issue 13): each case on one CPU alone and on the
  *   first N CPUs of the affinity mask at once (--cpus N; default all),
@@ -73,7 +91,7 @@ struct bench {
 	int ncpus;		/* --cpus: the first N CPUs of the affinity mask */
 	int cpus[CPU_SETSIZE];	/* that mask, in order */
 	int nmask;
-	const char *only;	/* --only TABLE: depth or cpus */
+	const char *only;	/* --only TABLE: depth, path or cpus */
 };
 
 /*
@@ -452,6 +470,115 @@ static void table_aqm(const struct bench *bn, const struct baseline *b,
 			fx_close(&fd[i][v]);
 }
 
+/* ---- a packet's origin (issue 22) ---- */
+
+/* The packets, 1000 bytes each: the flow dissector walks each differently. */
+static const struct origin_pkt {
+	const char *name;
+	struct pkt_spec spec;
+	int vlan;		/* an 802.1Q tag after the MACs */
+} origin_pkts[] = {
+	{ .name = "IPv4 UDP", .spec = { .proto = IPPROTO_UDP, .src = "198.18.0.1",
+		.dst = "198.18.1.1", .sport = 5000, .dport = 6000, .payload = 1000 - 42 } },
+	{ .name = "IPv6 TCP", .spec = { .v6 = 1, .proto = IPPROTO_TCP, .src = "2001:db8::1",
+		.dst = "2001:db8:1::1", .sport = 5000, .dport = 6000, .payload = 1000 - 74 } },
+	{ .name = "802.1Q IPv4 UDP", .vlan = 1, .spec = { .proto = IPPROTO_UDP,
+		.src = "198.18.0.1", .dst = "198.18.1.1", .sport = 5000, .dport = 6000,
+		.payload = 1000 - 46 } },
+};
+
+/* The leaf's AQM: a config's defaults, then without flows, then off. */
+static const struct origin_conf {
+	const char *name;
+	int aqm, flows;
+} origin_confs[] = {
+	{ "aqm + flows", 1, 1 }, { "aqm, no flows", 1, 0 }, { "aqm off", 0, 0 },
+};
+
+/* The two variants (bench_hash): every packet comes with a hash, or without one. */
+static const int origin_variants[] = { PU_HASH_SET, PU_HASH_NONE };
+
+#define NKIND	(int)(sizeof(origin_pkts) / sizeof(origin_pkts[0]))
+#define NCONF	(int)(sizeof(origin_confs) / sizeof(origin_confs[0]))
+#define NORIG	(int)(sizeof(origin_variants) / sizeof(origin_variants[0]))
+
+static void origin_pkt_build(struct pkt *p, const struct origin_pkt *o)
+{
+	pkt_build(p, &o->spec);
+	if (!o->vlan)
+		return;
+	memmove(p->data + 16, p->data + 12, p->len - 12);
+	p->data[12] = 0x81;	/* ETH_P_8021Q */
+	p->data[13] = 0x00;
+	p->data[14] = 0x00;	/* PCP 0, VID 10 */
+	p->data[15] = 10;
+	p->len += 4;
+}
+
+/* The leaf (slot 2) of a depth-3 chain, its AQM as conf gives it. */
+static void origin_open(struct fx *f, const struct origin_conf *conf, int variant)
+{
+	die_err(bench_open(f, 16, variant), "load htbctl");
+	chain(f, 3, 0);
+	if (conf->aqm)
+		leaf_aqm(f, 2, conf->flows);
+}
+
+/* The rows: per packet kind and AQM, cs[i] with a hash, cs[i + 1] without;
+ * cs[0] the baseline. */
+static void origin_print(const struct bcase *cs)
+{
+	printf("\n%-32s %10s %7s %12s %7s %10s\n", "a packet's origin (depth 3)",
+	       "hash ns", "ratio", "no hash ns", "ratio", "dissector");
+	for (int k = 0, i = 1; k < NKIND; k++)
+		for (int c = 0; c < NCONF; c++, i += NORIG) {
+			double a = cs[i].min, none = cs[i + 1].min;
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s, %s", origin_pkts[k].name,
+				 origin_confs[c].name);
+			printf("%-32s %10.1f %6.2fx %12.1f %6.2fx %+9.1f\n", name, a, a / cs[0].min,
+			       none, none / cs[0].min, none - a);
+		}
+	printf("(the leaf of a depth-3 chain within its rate; 1000-byte packets. hash: the\n"
+	       " packet comes with skb->hash set, a local socket's (sk_txhash) or a forwarded\n"
+	       " one's from the NIC (RSS): one figure for both, as under test_run nothing\n"
+	       " else tells them apart (the program reads no socket). no hash: forwarded from\n"
+	       " a device without RX hashing (veth): bpf_get_hash_recalc runs the flow\n"
+	       " dissector. Each pays one helper call the shipped program does not, setting\n"
+	       " or clearing the hash. dissector: no hash - hash. ratio: against the\n"
+	       " baseline, %.1f ns, of this table)\n", cs[0].min);
+}
+
+/* Each packet kind x the leaf's AQM, through both variants, interleaved
+ * with the baseline. */
+static void table_path(const struct bench *bn, const struct baseline *b)
+{
+	static struct fx fd[NCONF][NORIG];
+	struct bcase cs[1 + NKIND * NCONF * NORIG];
+	struct pkt pk[NKIND];
+	int n = 0;
+
+	for (int k = 0; k < NKIND; k++)
+		origin_pkt_build(&pk[k], &origin_pkts[k]);
+	for (int c = 0; c < NCONF; c++)
+		for (int o = 0; o < NORIG; o++)
+			origin_open(&fd[c][o], &origin_confs[c], origin_variants[o]);
+	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	for (int k = 0; k < NKIND; k++)
+		for (int c = 0; c < NCONF; c++)
+			for (int o = 0; o < NORIG; o++)
+				cs[n++] = (struct bcase){ .prog = fd[c][o].prog, .pkt = &pk[k],
+					.in = { .priority = PU_CLASSID(2) } };
+	measure(bn, cs, n, &pk[0]);
+	origin_print(cs);
+	for (int c = 0; c < NCONF; c++)
+		for (int o = 0; o < NORIG; o++) {
+			expect_level(&fd[c][o], 2, 0, "a packet's origin");
+			fx_close(&fd[c][o]);
+		}
+}
+
 /* Classification worst case: every classifier probed, all miss. */
 static void table_unclassified(const struct bench *bn, const struct baseline *b,
 			       struct fx *f0, const struct pkt *p)
@@ -743,16 +870,17 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
 		case 'c': bn->ncpus = atoi(optarg); break;
 		case 'o':
-			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth")) {
-				fprintf(stderr, "bench: --only %s: the tables are depth and cpus\n",
-					optarg);
+			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth") &&
+			    strcmp(optarg, "path")) {
+				fprintf(stderr, "bench: --only %s: the tables are depth, path "
+					"and cpus\n", optarg);
 				return -1;
 			}
 			bn->only = optarg;
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N] [--cpus N] [--only depth|cpus]\n", argv[0]);
+				"[--max-classes N] [--cpus N] [--only depth|path|cpus]\n", argv[0]);
 			return -1;
 		}
 	}
@@ -791,19 +919,23 @@ int main(int argc, char **argv)
 	       " each figure: minimum of %d runs of repeat %u on CPU 0, all cases of a\n"
 	       " table interleaved; see bench/bench_prog.c)\n\n", bn.trials, bn.repeat);
 	baseline_open(&b, 10);
-	table_depth(&bn, &b, &f0, &p);
-	if (bn.only) {
+	if (!bn.only || !strcmp(bn.only, "depth")) {
+		table_depth(&bn, &b, &f0, &p);
+		if (!bn.only)
+			table_unclassified(&bn, &b, &f0, &p);
 		fx_close(&f0);
-		edt_baseline_bpf__destroy(b.skel);
-		return 0;
 	}
-	table_unclassified(&bn, &b, &f0, &p);
-	fx_close(&f0);
-	table_share(&bn, &b, &p);
-	table_aqm(&bn, &b, &p);
+	if (!bn.only) {
+		table_share(&bn, &b, &p);
+		table_aqm(&bn, &b, &p);
+	}
+	if (!bn.only || !strcmp(bn.only, "path"))
+		table_path(&bn, &b);
+	edt_baseline_bpf__destroy(b.skel);
+	if (bn.only)
+		return 0;
 	table_size(&bn, &p);
 	two_cpus();
 	table_cpus(&bn);
-	edt_baseline_bpf__destroy(b.skel);
 	return 0;
 }

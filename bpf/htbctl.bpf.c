@@ -10,13 +10,14 @@
  *
  * Only helpers that Debian's 6.1 has are used: map lookups,
  * bpf_ktime_get_ns, bpf_skb_load_bytes, bpf_skb_cgroup_id, bpf_spin_lock,
- * bpf_skb_ecn_set_ce (5.2), bpf_get_hash_recalc (4.8).
+ * bpf_skb_ecn_set_ce (5.2), bpf_get_hash_recalc (4.8), bpf_set_hash (4.13).
  * Loops are plain bounded loops.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include "htb_types.h"
+#include "htb_flowtag.h"
 
 #define TC_ACT_OK		0
 #define TC_ACT_SHOT		2
@@ -172,6 +173,25 @@ env_flow(__u32 idx, __u32 hash)
  * taken is neither verified nor kept in the loaded program.
  */
 const volatile bool bench_no_lock = false;
+
+/*
+ * Load-time switch (.rodata, like bench_no_lock; the loader never sets
+ * it): the flow hash a packet arrives with, only for bench/bench_prog.c.
+ * Under BPF_PROG_TEST_RUN a packet has none, and the runs of one call
+ * share one skb, so the hash a run sets is there for the next. 1: a hash
+ * set (a local socket's sk_txhash, a NIC's RSS hash); 2: none, cleared
+ * (a packet forwarded from a device without RX hashing, e.g. a veth):
+ * every run's bpf_get_hash_recalc runs the flow dissector.
+ */
+const volatile __u32 bench_hash = 0;
+
+/*
+ * Load-time switch: the low bits of the flow hash that carry the class
+ * slot (include/htb_flowtag.h). The loader sets htb_flowtag_bits(capacity);
+ * the default holds every capacity, so a program loaded without it still
+ * keeps classes in flows of their own.
+ */
+const volatile __u32 flowtag_bits = HTB_FLOWTAG_BITS_MAX;
 
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
@@ -508,9 +528,13 @@ int htb_egress(struct __sk_buff *skb)
 	struct htb_decision d;
 	struct htb_params p;
 	struct htb_env env;
-	__u32 zero = 0, len, idx;
+	__u32 zero = 0, len, idx, hash;
 	int verdict;
 
+	if (bench_hash == 1)
+		bpf_set_hash(skb, 0x9e3779b9);
+	else if (bench_hash == 2)
+		bpf_set_hash_invalid(skb);
 	rt = bpf_map_lookup_elem(&runtime, &zero);
 	ds = bpf_map_lookup_elem(&dev_stats, &zero);
 	if (!rt || !ds)
@@ -525,9 +549,14 @@ int htb_egress(struct __sk_buff *skb)
 	if (!len)
 		len = skb->len;
 
+	/* fq's flow for a packet without a connected socket is this hash
+	 * (include/htb_flowtag.h): the packet's own, computed once here and
+	 * kept for fq, which would otherwise compute it itself */
+	hash = bpf_get_hash_recalc(skb);
 	if (is_link_control(skb)) {
 		ds->control_packets++;
 		ds->control_bytes += len;
+		bpf_set_hash(skb, htb_flowtag_unshaped(hash, flowtag_bits));
 		return TC_ACT_OK;
 	}
 	idx = classify(skb, tc, env.gen);
@@ -536,15 +565,16 @@ int htb_egress(struct __sk_buff *skb)
 		conf = leaf_conf(&env, tc->default_idx);
 	if (!conf)
 		goto unshaped;
+	bpf_set_hash(skb, htb_flowtag(hash, conf->path[0], flowtag_bits));
 
 	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
 	p.share = p.now < rt->share_until_ns;
 	p.ect = (conf->flags & AQM_ECN) == AQM_ECN ? is_ect(skb) : 0;
-	/* fq's flow for local traffic is the socket, whose hash skb->hash
-	 * carries (sk_txhash); for forwarded traffic the packet's hash */
-	p.flow_hash = conf->flags & HTB_CONF_FLOWS ? bpf_get_hash_recalc(skb) : 0;
+	/* a flow of the class, as fq's: a local socket's hash (sk_txhash), a
+	 * forwarded packet's own */
+	p.flow_hash = conf->flags & HTB_CONF_FLOWS ? hash : 0;
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;
@@ -567,6 +597,7 @@ int htb_egress(struct __sk_buff *skb)
 unshaped:
 	ds->unclassified_packets++;
 	ds->unclassified_bytes += len;
+	bpf_set_hash(skb, htb_flowtag_unshaped(hash, flowtag_bits));
 	return TC_ACT_OK;
 }
 

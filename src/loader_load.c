@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "maps_fill.h"
 #include "htbctl.skel.h"
+#include "htb_flowtag.h"
 
 #define FILTER_HANDLE	1
 #define EGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
@@ -162,6 +163,7 @@ static int load_program(struct load_run *r)
 		return STEP_FAILED;
 	}
 	r->skel->rodata->no_batch = kernel_is_rt();
+	r->skel->rodata->flowtag_bits = htb_flowtag_bits(cap);
 	rc = htbctl_bpf__load(r->skel);
 	if (rc) {
 		p_err(r->ctx, "loading the BPF program into the kernel: %s%s",

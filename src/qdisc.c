@@ -21,6 +21,7 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 
+#include "htb_flowtag.h"
 #include "nl.h"
 #include "qdisc.h"
 
@@ -649,15 +650,6 @@ int qdisc_install_root(int ifindex, __u32 handle, __u32 ntxq,
 	return rc;
 }
 
-static __u32 roundup_pow2(__u64 v)
-{
-	__u64 r = 1;
-
-	while (r < v && r < (1ull << 31))
-		r <<= 1;
-	return (__u32)r;
-}
-
 static __u64 div_up(__u64 a, __u64 b)
 {
 	return a / b + (a % b != 0);
@@ -694,14 +686,10 @@ void fq_params_compute(const struct fq_demand *d, struct fq_params *p)
 		total = 1u << 26;
 	p->flow_plimit = (__u32)flow;
 	p->plimit = (__u32)total;
-	/* Socketless traffic (forwarded, from a bridge) is hashed into
-	 * orphan_mask + 1 pseudo-flows; keep several per class so classes
-	 * rarely share one. */
-	p->orphan_mask = roundup_pow2((__u64)d->nleaves * 4 < 1024 ? 1024
-				      : (__u64)d->nleaves * 4);
-	if (p->orphan_mask > (1u << 20))
-		p->orphan_mask = 1u << 20;
-	p->orphan_mask -= 1;
+	/* Socketless traffic (forwarded, bridged, unconnected sockets) goes
+	 * into the flow hash & orphan_mask: the whole hash, which the program
+	 * has tagged with the class (include/htb_flowtag.h). */
+	p->orphan_mask = HTB_FQ_ORPHAN_MASK;
 	while (log < 16 && (1ull << log) < d->nleaves)
 		log++;
 	p->buckets_log = log;

@@ -74,9 +74,11 @@ static inline void fx_size(struct fx *f)
 /* The bench's variants of the program (its load-time switches). */
 #define PU_NO_LOCK	1	/* bench_no_lock: without bpf_spin_locks */
 #define PU_NO_BATCH	2	/* no_batch: every charge at once */
+#define PU_HASH_SET	4	/* bench_hash 1: the packet comes with a hash */
+#define PU_HASH_NONE	8	/* bench_hash 2: without one, every run */
 
 /* Open and load the program (the skeleton) with cap class slots (0:
- * PU_MAXC); variant: PU_NO_* switches. Returns 0 or -errno. */
+ * PU_MAXC); variant: PU_NO_*, PU_HASH_* switches. Returns 0 or -errno. */
 static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 {
 	int err;
@@ -88,6 +90,7 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 		return -errno;
 	f->skel->rodata->bench_no_lock = !!(variant & PU_NO_LOCK);
 	f->skel->rodata->no_batch = !!(variant & PU_NO_BATCH);
+	f->skel->rodata->bench_hash = variant & PU_HASH_SET ? 1 : variant & PU_HASH_NONE ? 2 : 0;
 	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);
