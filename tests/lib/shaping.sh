@@ -46,6 +46,7 @@ scenario_begin() {
 }
 scenario_end() {
 	topo_down
+	! declare -F fwd_down > /dev/null || fwd_down
 	rm -rf "$work" "$DAEMON_DIR"
 }
 
@@ -182,13 +183,14 @@ htb_tc_batch() {	# config dev [leaf]
 	  select(.classid as $id | [$all[] | select(.parent == $id)] | length == 0) |
 	  "qdisc add dev \($dev) parent \(.classid) \($leaf)" end),
 	(.classes[] | . as $c | .matches[] |
-	  "filter add dev \($dev) parent 1: protocol ip prio 1 u32" +
+	  ((.prefix // "") | test(":")) as $v6 |
+	  "filter add dev \($dev) parent 1: protocol \(if $v6 then "ipv6 prio 2" else "ip prio 1" end) u32" +
 	  (if .proto == "udp" then " match ip protocol 17 0xff"
 	   elif .proto == "tcp" then " match ip protocol 6 0xff" else "" end) +
 	  (if .type == "dport" then " match ip dport \(.first) 0xffff"
 	   elif .type == "sport" then " match ip sport \(.first) 0xffff"
-	   elif .type == "dst" then " match ip dst \(.prefix)"
-	   elif .type == "src" then " match ip src \(.prefix)"
+	   elif .type == "dst" then " match \(if $v6 then "ip6" else "ip" end) dst \(.prefix)"
+	   elif .type == "src" then " match \(if $v6 then "ip6" else "ip" end) src \(.prefix)"
 	   elif .type == "mark" then " match mark \(.value) \(.mask)"
 	   else error("no u32 form for match type \(.type)") end) +
 	  " flowid \($c.classid)")'
@@ -231,9 +233,10 @@ side_by_side_trees() {
 	printf '[class 1:ff]\nrate = 1mbit\n'
 }
 
-# shape_with SHAPER CONFIG: the scenarios' loop over the shapers: htbctl
+# shape_with SHAPER CONFIG [LEAF]: the scenarios' loop over the shapers: htbctl
 # (under the daemon), kernel_htb (or htb), or htbctl_fcfs (a plain load, for a
-# first-come-first-served baseline); a failure says which setup failed and
+# first-come-first-served baseline), LEAF kernel HTB's leaf qdisc (tc's
+# words, e.g. fq_codel); a failure says which setup failed and
 # why, on stdout as a FAIL line.
 shape_with() {
 	local why rc=0
@@ -248,7 +251,8 @@ shape_with() {
 		load_htbctl "$2" 2> "$why" > /dev/null ||
 			{ fail "${SCENARIO:-scenario}: htbctl load failed: $(tr '\n' ' ' < "$why")"; rc=1; } ;;
 	kernel_htb|htb)
-		shape_kernel_htb "$2" || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; rc=1; } ;;
+		# shellcheck disable=SC2086 # $3: the leaf qdisc's words, if any
+		shape_kernel_htb "$2" ${3:-} || { fail "${SCENARIO:-scenario}: kernel HTB setup failed"; rc=1; } ;;
 	*)
 		fail "${SCENARIO:-scenario}: no shaper '$1'"; rc=1 ;;
 	esac

@@ -35,6 +35,13 @@
  * for that instant and start their schedule there, so that two probes,
  * e.g. one per shaper, send their packets at the same moments and a stall
  * of the (emulated) machine falls on both alike.
+ *
+ * TSPROBE_SRC (an IPv4 address of the namespace) makes ping send from that
+ * address: a subscriber's ping from a namespace that holds several.
+ * TSPROBE_IDENT (0..65535) replaces ping's echo identifier (its pid), and
+ * TSPROBE_SEQ0 (0..65535) is its first sequence number (0): two pings of
+ * one identifier have one flow hash, and different SEQ0s keep their
+ * replies apart.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -349,8 +356,8 @@ static uint16_t inet_csum(const void *data, size_t len)
 }
 
 /* Takes the echo replies waiting on fd; stamps those that are ours. */
-static void ping_collect(int fd, uint16_t ident, struct ping_probe *pr,
-			 unsigned long count)
+static void ping_collect(int fd, uint16_t ident, uint16_t seq0,
+			 struct ping_probe *pr, unsigned long count)
 {
 	for (;;) {
 		char buf[1500], cbuf[CMSG_SPACE(sizeof(struct timespec))];
@@ -370,7 +377,7 @@ static void ping_collect(int fd, uint16_t ident, struct ping_probe *pr,
 		memcpy(&icmp, buf + ip->ihl * 4, sizeof(icmp));
 		if (icmp.type != ICMP_ECHOREPLY || ntohs(icmp.un.echo.id) != ident)
 			continue;
-		seq = ntohs(icmp.un.echo.sequence);
+		seq = (uint16_t)(ntohs(icmp.un.echo.sequence) - seq0);
 		if (seq < count && !pr[seq].recv_ns) {
 			pr[seq].recv_ns = rx_stamp(&msg);
 			if (!pr[seq].recv_ns)
@@ -381,7 +388,7 @@ static void ping_collect(int fd, uint16_t ident, struct ping_probe *pr,
 
 /* Waits for replies until the monotonic deadline. */
 static void ping_wait(int fd, const struct timespec *until, uint16_t ident,
-		      struct ping_probe *pr, unsigned long count)
+		      uint16_t seq0, struct ping_probe *pr, unsigned long count)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -390,8 +397,27 @@ static void ping_wait(int fd, const struct timespec *until, uint16_t ident,
 		if (left <= 0)
 			return;
 		if (poll(&pfd, 1, (int)(left / 1000000) + 1) > 0)
-			ping_collect(fd, ident, pr, count);
+			ping_collect(fd, ident, seq0, pr, count);
 	}
+}
+
+/* Binds the ping's socket to $TSPROBE_SRC, if set; 1 on failure (said). */
+static int bind_source(int fd)
+{
+	const char *src = getenv("TSPROBE_SRC");
+	struct sockaddr_in a = { .sin_family = AF_INET };
+
+	if (!src || !*src)
+		return 0;
+	if (inet_pton(AF_INET, src, &a.sin_addr) != 1) {
+		fprintf(stderr, "tsprobe: TSPROBE_SRC '%s' is not an IPv4 address\n", src);
+		return 1;
+	}
+	if (bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		fprintf(stderr, "tsprobe: binding to TSPROBE_SRC %s: %s\n", src, strerror(errno));
+		return 1;
+	}
+	return 0;
 }
 
 static int do_ping(int argc, char **argv)
@@ -400,7 +426,7 @@ static int do_ping(int argc, char **argv)
 	struct sockaddr_in to = { .sin_family = AF_INET };
 	struct ping_probe *pr;
 	struct timespec next;
-	uint16_t ident = (uint16_t)getpid();
+	unsigned long ident = (uint16_t)getpid(), seq0 = 0;
 	int fd;
 
 	if (argc != 3 && argc != 4) {
@@ -413,7 +439,9 @@ static int do_ping(int argc, char **argv)
 	}
 	if (parse_ulong(argv[1], "COUNT", 1, 65535, &count) ||
 	    parse_ulong(argv[2], "INTERVAL_US", 1000, 10000000, &interval_us) ||
-	    (argc == 4 && parse_ulong(argv[3], "MARK", 0, UINT32_MAX, &mark)))
+	    (argc == 4 && parse_ulong(argv[3], "MARK", 0, UINT32_MAX, &mark)) ||
+	    (getenv("TSPROBE_IDENT") && parse_ulong(getenv("TSPROBE_IDENT"), "TSPROBE_IDENT", 0, 65535, &ident)) ||
+	    (getenv("TSPROBE_SEQ0") && parse_ulong(getenv("TSPROBE_SEQ0"), "TSPROBE_SEQ0", 0, 65535, &seq0)))
 		return 2;
 	pr = calloc(count, sizeof(*pr));
 	if (!pr)
@@ -423,6 +451,8 @@ static int do_ping(int argc, char **argv)
 		return die("raw ICMP socket");
 	if (mark && setsockopt(fd, SOL_SOCKET, SO_MARK, &(int){ (int)mark }, sizeof(int)))
 		return die("SO_MARK");
+	if (bind_source(fd))
+		return 2;
 	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &(int){ 1 }, sizeof(int)) ||
 	    enable_tx_sched(fd))
 		return die("setsockopt");
@@ -434,8 +464,8 @@ static int do_ping(int argc, char **argv)
 		struct { struct icmphdr h; char data[56]; } req = { 0 };
 
 		req.h.type = ICMP_ECHO;
-		req.h.un.echo.id = htons(ident);
-		req.h.un.echo.sequence = htons((uint16_t)i);
+		req.h.un.echo.id = htons((uint16_t)ident);
+		req.h.un.echo.sequence = htons((uint16_t)(seq0 + i));
 		req.h.checksum = inet_csum(&req, sizeof(req));
 		pr[i].send_ns = now_ns(CLOCK_REALTIME);
 		if (sendto(fd, &req, sizeof(req), 0, (struct sockaddr *)&to, sizeof(to)) < 0 &&
@@ -443,10 +473,10 @@ static int do_ping(int argc, char **argv)
 			return die("sendto");
 		pr[i].sched_ns = read_tx_sched(fd, (uint32_t)i);
 		advance(&next, interval_us);
-		ping_wait(fd, &next, ident, pr, count);
+		ping_wait(fd, &next, ident, seq0, pr, count);
 	}
 	advance(&next, 1000000);	/* late replies: one more second */
-	ping_wait(fd, &next, ident, pr, count);
+	ping_wait(fd, &next, ident, seq0, pr, count);
 	for (unsigned long i = 0; i < count; i++)
 		printf("%lu %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", i, pr[i].send_ns,
 		       pr[i].sched_ns, pr[i].recv_ns);

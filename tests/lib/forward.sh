@@ -1,0 +1,299 @@
+# Traffic and verdicts of the forwarding scenarios (issue 22), after
+# tests/lib/shaping.sh and tests/lib/router.sh: many UDP flows per
+# subscriber (tests/tools/flowgen: one unconnected socket per sender,
+# paced, receivers counting per address pair), a ping in a loaded class,
+# and the bars every such scenario shares:
+# - each class within FWD_TOL% (3) of kernel HTB's goodput and of the
+#   fluid ideal (`htbctl simulate`), on the wire (Ethernet + IP + UDP
+#   headers counted, as both shapers count);
+# - a class offered less than its rate delivers 99% of its offer;
+# - the loaded class's ping: network RTT p99 at most FWD_PING_MS (2) above
+#   kernel HTB + fq_codel's, at most 1% lost.
+# htbctl and kernel HTB run side by side, on two topologies at once, with
+# the same traffic started together and one probe schedule: the
+# emulator's stalls fall on both alike.
+FG=${FLOWGEN:-$(dirname "$HTBCTL")/tests/tools/flowgen}
+FWD_TP=${TSPROBE:-$(dirname "$HTBCTL")/tests/tools/tsprobe}
+FWD_SECS=${FWD_SECS:-12}	# each receiver's run; senders run one more
+FWD_SKIP=${FWD_SKIP:-3}	# seconds before the receivers count
+FWD_LEN=1000		# UDP payload of every datagram
+FWD_TOL=${FWD_TOL:-3}
+FWD_PING_MS=${FWD_PING_MS:-2}
+FWD_PING_GAP_US=10000
+# the ping's frames, 98 bytes each way every 10 ms, in the loaded class
+FWD_PING_BPS=$((98 * 8 * 1000000 / FWD_PING_GAP_US))
+FWD_DIR=	# $work/fwd, from the first round on (scenario_begin makes $work)
+
+# fwd_offer ROLE SRC TARGET...: a flowgen sender in namespace ROLE (c or u)
+# of the current topology, bound to SRC (empty: the namespace's choice),
+# for FWD_SECS + 1 seconds, in the background; its report goes to
+# $FWD_DIR/PREFIX.send.
+fwd_offer() {
+	local role=$1 src=$2; shift 2
+	"in_$role" "$FG" send ${src:+--src "$src"} --size $FWD_LEN --seconds $((FWD_SECS + 1)) "$@" \
+		>> "$FWD_DIR/$FWD_PREFIX.send" 2>&1 &
+}
+
+# fwd_recv_up ROLE:PORT:FLOWS: a receiver of the current topology, in the
+# background, counting from FWD_SKIP to FWD_SECS; its report goes to
+# $FWD_DIR/PREFIX.ROLE.recv.
+fwd_recv_up() {
+	local role port flows
+	IFS=: read -r role port flows <<<"$1"
+	"in_$role" "$FG" recv --port "$port" --flows "$flows" --seconds $FWD_SECS --skip $FWD_SKIP \
+		> "$FWD_DIR/$FWD_PREFIX.$role.recv" 2>&1 &
+}
+
+# fwd_ready FILE...: returns once every receiver has said ready, 1 after 30 s.
+fwd_ready() {
+	local f i
+	for ((i = 0; i < 300; i++)); do
+		local all=1
+		for f; do
+			grep -q '^ready' "$f" 2>/dev/null || { all=0; break; }
+		done
+		[ $all = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "receivers not ready after 30 s: $(tail -qn1 "$@" | tr '\n' ' ')" >&2
+	return 1
+}
+
+# fwd_pings PREFIX...: for each "NAME:SRC" of FWD_PINGS, a ping from SRC
+# in the subscribers' namespace to the server, in every topology on one
+# schedule, from FWD_SKIP on, into $FWD_DIR/PREFIX.ping.NAME.
+FWD_PINGS=
+fwd_pings() {
+	local p q
+	export TSPROBE_START_NS=$(($(date +%s%N) + FWD_SKIP * 1000000000))
+	for p; do
+		fwd_use "$p"
+		for q in $FWD_PINGS; do
+			TSPROBE_SRC=${q#*:} in_c timeout $((FWD_SECS + 10)) "$FWD_TP" ping "$SRV4" \
+				"$(fwd_ping_count)" $FWD_PING_GAP_US > "$FWD_DIR/$p.ping.${q%%:*}" 2>&1 &
+		done
+	done
+	unset TSPROBE_START_NS
+}
+fwd_ping_count() { echo $(((FWD_SECS - FWD_SKIP - 1) * 1000000 / FWD_PING_GAP_US)); }
+
+# fwd_round HPREFIX HSHAPER KPREFIX KSHAPER SHAPE UNSHAPE OFFER RECV...:
+# shapes both topologies (SHAPE PREFIX SHAPER), starts the receivers
+# (RECV: ROLE:PORT:FLOWS) in both, then OFFER PREFIX in both and a ping
+# from the subscribers' first address to the server in both on one
+# schedule, waits, and removes the shapers. Leaves $FWD_DIR/PREFIX.*.
+fwd_round() {
+	local hp=$1 hs=$2 kp=$3 ks=$4 shape=$5 unshape=$6 offer=$7 p r files=() rc=0
+	shift 7
+	FWD_H=$hp FWD_K=$kp FWD_DIR=$work/fwd
+	mkdir -p "$FWD_DIR"
+	rm -f "$FWD_DIR"/*
+	"$shape" "$hp" "$hs" && "$shape" "$kp" "$ks" || rc=1
+	if [ $rc = 0 ]; then
+		for p in "$hp" "$kp"; do
+			fwd_use "$p"
+			for r; do
+				fwd_recv_up "$r"
+				files+=("$FWD_DIR/$p.${r%%:*}.recv")
+			done
+		done
+		if fwd_ready "${files[@]}"; then
+			step "offering: $FWD_SECS s, counted from $FWD_SKIP s"
+			"$offer" "$hp"
+			"$offer" "$kp"
+			fwd_pings "$hp" "$kp"
+		else
+			rc=1
+		fi
+		wait
+		for p in "$hp" "$kp"; do
+			fwd_use "$p"
+			for r in "$FWD_DOWN" "$FWD_UP"; do
+				echo "== $p $r: $(in_g tc -s qdisc show dev "$r" | tr -s ' \n' ' ')"
+			done
+		done >> "$RESULTS/$SCENARIO.qdisc.log"
+	fi
+	"$unshape" "$hp" "$hs"
+	"$unshape" "$kp" "$ks"
+	for p in "$hp" "$kp"; do
+		cp "$FWD_DIR/$p".* "$RESULTS/" 2>/dev/null
+	done
+	return $rc
+}
+
+# fwd_class_bps FILE BY ADDR4 ADDR6: "payload_bps wire_bps" of one
+# subscriber in a receiver's report, by src or dst address.
+fwd_class_bps() {
+	awk -v col="$([ "$2" = src ] && echo 1 || echo 2)" -v a4="$3" -v a6="$4" -v l=$FWD_LEN '
+		$3 == "packets" && ($col == a4 || $col == a6) {
+			p += $8; w += $8 * (l + ($col == a4 ? 42 : 62)) / l }
+		END { printf "%.0f %.0f\n", p, w }' "$1"
+}
+
+# fwd_wire OFFER4 OFFER6: payload bit/s over IPv4 and IPv6 on the wire.
+fwd_wire() {
+	awk -v a="$1" -v b="$2" -v l=$FWD_LEN 'BEGIN { printf "%.0f", a * (l + 42) / l + b * (l + 62) / l }'
+}
+
+# fwd_judge SCENARIO LABEL CONFIG ROLE BY CLASS...: the classes of one
+# device, read from both topologies' ROLE receiver, by src or dst address.
+# CLASS is "NAME CLASSID ADDR4 ADDR6 OFFER4 OFFER6" (payload bit/s per
+# family; ADDR6 - for none); a class NAME of FWD_PINGS carries its ping.
+# Prints a row per class, a FAIL line per missed bar; returns 1 if any.
+fwd_judge() {
+	local scen=$1 label=$2 conf=$3 role=$4 by=$5 c name cid a4 a6 o4 o6 ok=0
+	local offers=() ideal h k hp kp exp wire
+	shift 5
+	for c; do
+		read -r name cid a4 a6 o4 o6 <<<"$c"
+		wire=$(($(fwd_wire "$o4" "$o6") + $(fwd_ping_bps "$name")))
+		offers+=("$cid=${wire}bit")
+	done
+	ideal=$(fluid_ideal "$conf" "${offers[@]}") || { fail "$scen $label: no fluid ideal"; return 1; }
+	for c; do
+		read -r name cid a4 a6 o4 o6 <<<"$c"
+		read -r hp h <<<"$(fwd_class_bps "$FWD_DIR/$FWD_H.$role.recv" "$by" "$a4" "$a6")"
+		read -r kp k <<<"$(fwd_class_bps "$FWD_DIR/$FWD_K.$role.recv" "$by" "$a4" "$a6")"
+		# the class's share less its ping's, which the receivers do not count
+		exp=$(awk -v b="$(ideal_of "$cid" "$ideal")" -v p="$(fwd_ping_bps "$name")" \
+			'BEGIN { printf "%.0f", b * 8 - p }')
+		plot_row "$label $name" "$(mbit "$exp")" "$(mbit "$h")" "$(mbit "$k")"
+		step "$label $name ($cid): htbctl $(mbit "$h"), kernel HTB $(mbit "$k"), ideal $(mbit "$exp") Mbit/s on the wire; payload $(mbit "$hp") / $(mbit "$kp") of $(mbit $((o4 + o6))) offered"
+		fwd_bar "$scen" "$label $name ($cid) Mbit/s on the wire" "$exp" "$h" "$k" || ok=1
+		if [ "$(awk -v o="$(fwd_wire "$o4" "$o6")" -v r="$(class_rate_bps "$conf" "$cid")" 'BEGIN { print (o < r) }')" = 1 ]; then
+			fwd_lossless "$scen" "$label $name under its rate: delivered of offered, payload Mbit/s" \
+				$((o4 + o6)) "$hp" "$kp" || ok=1
+		fi
+	done
+	return $ok
+}
+
+# fwd_ping_bps NAME: the wire bit/s of class NAME's ping (0 if none)
+fwd_ping_bps() {
+	[[ " $FWD_PINGS" == *" $1:"* ]] && echo $FWD_PING_BPS || echo 0
+}
+
+# fwd_bar SCENARIO WHAT IDEAL HTBCTL HTB: within FWD_TOL% of both.
+fwd_bar() {
+	local v=PASS
+	if ! within "$4" "$3" "$FWD_TOL" || ! within "$4" "$5" "$FWD_TOL"; then
+		v=FAIL
+		fail "$1 $2: htbctl $(mbit "$4"), ideal $(mbit "$3") ($(rel_err "$4" "$3")%), kernel HTB $(mbit "$5") ($(rel_err "$4" "$5")%): more than $FWD_TOL% apart"
+	fi
+	summary_row "$1" "$2" "$(mbit "$3")" "$(mbit "$4")" "$(mbit "$5")" "$FWD_TOL%" $v
+	[ $v = PASS ]
+}
+
+# fwd_lossless SCENARIO WHAT OFFERED HTBCTL HTB: htbctl delivered 99%.
+fwd_lossless() {
+	local v=PASS
+	if ! awk -v m="$4" -v o="$3" 'BEGIN { exit !(m >= 0.99 * o) }'; then
+		v=FAIL
+		fail "$1 $2: offered $(mbit "$3"), htbctl delivered $(mbit "$4") ($(rel_err "$4" "$3")%)"
+	fi
+	summary_row "$1" "$2" "$(mbit "$3")" "$(mbit "$4")" "$(mbit "$5")" ">=99%" $v
+	[ $v = PASS ]
+}
+
+# class_rate_bps CONFIG CLASSID: the class's rate in bit/s (check -j).
+class_rate_bps() {
+	"$HTBCTL" -j check config "$1" | jq -r --arg c "$2" '.classes[] | select(.classid == $c) | .rate * 8'
+}
+
+# fwd_judge_ping SCENARIO LABEL NAME: ping NAME of both topologies.
+fwd_judge_ping() {
+	local scen=$1 label=$2 a50 a99 amax p50 p99 pmax al h50 h99 hmax q50 q99 qmax hl n v=PASS
+	n=$(fwd_ping_count)
+	read -r a50 a99 amax p50 p99 pmax al <<<"$(rtt_stats "$FWD_DIR/$FWD_H.ping.$3")"
+	read -r h50 h99 hmax q50 q99 qmax hl <<<"$(rtt_stats "$FWD_DIR/$FWD_K.ping.$3")"
+	step "$label: network RTT p50/p99/max htbctl $a50/$a99/$amax ms ($al lost), kernel HTB + fq_codel $h50/$h99/$hmax ms ($hl lost)"
+	plot_row "$label RTT p99 ms" - "$a99" "$h99"
+	if ! awk -v a="$a99" -v h="$h99" -v t=$FWD_PING_MS -v l="$al" -v n="$n" \
+		'BEGIN { exit !(a != "nan" && h != "nan" && a <= h + t && l <= n / 100) }'; then
+		v=FAIL
+		fail "$scen $label: network RTT p99 $a99 ms ($al of $n lost), kernel HTB + fq_codel's $h99 ms: more than $FWD_PING_MS ms above, or over 1% lost"
+	fi
+	summary_row "$scen" "$label: network RTT p50/p99/max ms (lost of $n)" "p99 <= htb+$FWD_PING_MS" \
+		"$a50 / $a99 / $amax ($al)" "$h50 / $h99 / $hmax ($hl)" "+${FWD_PING_MS}ms" $v
+	[ $v = PASS ]
+}
+
+# fwd_report_ping SCENARIO LABEL NAME: ping NAME of both, reported only.
+fwd_report_ping() {
+	local a h
+	a=$(rtt_stats "$FWD_DIR/$FWD_H.ping.$3" | awk '{ printf "%s / %s / %s (%s)", $1, $2, $3, $7 }')
+	h=$(rtt_stats "$FWD_DIR/$FWD_K.ping.$3" | awk '{ printf "%s / %s / %s (%s)", $1, $2, $3, $7 }')
+	step "$2: network RTT p50/p99/max (lost) htbctl $a ms, kernel HTB + fq_codel $h ms"
+	summary_row "$1" "$2: network RTT p50/p99/max ms (lost of $(fwd_ping_count))" "(report)" "$a" "$h" - INFO
+}
+
+# ---- two subscribers behind a router or a bridge (scenarios 12, 13)
+# Each middle box shapes its subscriber-side device (download, classes by
+# destination address) and its upstream device (upload, by source) with
+# the same tree:
+#   A: rate 2.5 Mbit/s, ceil 6, offered twice its rate over 2,000 flows
+#      (1,000 IPv4, 1,000 IPv6);
+#   B: rate 2.5 Mbit/s, ceil 6, offered half its rate over 300 flows;
+#   the rest: 1 Mbit/s, ceil 6 (none of the traffic);
+# and a ping every 10 ms from each subscriber's address (B's is the one
+# judged: a sparse flow among hundreds in a class under its rate; A's, in
+# a class over its rate among thousands, is reported).
+SUB_A4=198.18.1.10 SUB_A6=fd00:1::10 SUB_B4=198.18.1.20 SUB_B6=fd00:1::20
+SUB_A_BPS=2500000 SUB_A_FLOWS=1000 SUB_A_PORT=6000	# per family
+SUB_B_BPS=625000 SUB_B_FLOWS=150 SUB_B_PORT=7000
+
+# sub_tree FILE src|dst: the subscribers' tree on one device
+sub_tree() {
+	{ ini device default=1:30
+	  ini 'class 1:1' rate=6mbit
+	  ini 'class 1:10' parent=1:1 rate=2500kbit ceil=6mbit "match=$2 $SUB_A4/32" "match=$2 $SUB_A6/128"
+	  ini 'class 1:20' parent=1:1 rate=2500kbit ceil=6mbit "match=$2 $SUB_B4/32" "match=$2 $SUB_B6/128"
+	  ini 'class 1:30' parent=1:1 rate=1mbit ceil=6mbit; } > "$1"
+}
+
+sub_shape() {	# prefix shaper
+	fwd_use "$1"
+	fwd_dev up && shape_with "$2" "$work/conf/up.ini" fq_codel &&
+		fwd_dev down && shape_with "$2" "$work/conf/down.ini" fq_codel
+}
+sub_unshape() {	# prefix shaper
+	fwd_use "$1"
+	fwd_dev up; unshape_with "$2"
+	fwd_dev down; unshape_with "$2"
+}
+
+# Upload: each subscriber's own sockets, one per family; download: the
+# server's one socket per family, to both subscribers.
+sub_offer() {	# prefix
+	local a="$SUB_A_PORT,$SUB_A_FLOWS,$SUB_A_BPS" b="$SUB_B_PORT,$SUB_B_FLOWS,$SUB_B_BPS"
+	fwd_use "$1"
+	fwd_offer c "$SUB_A4" "$SRV4,$a"
+	fwd_offer c "$SUB_A6" "$SRV6,$a"
+	fwd_offer c "$SUB_B4" "$SRV4,$b"
+	fwd_offer c "$SUB_B6" "$SRV6,$b"
+	fwd_offer u "" "$SUB_A4,$a" "$SUB_B4,$b"
+	fwd_offer u "" "$SUB_A6,$a" "$SUB_B6,$b"
+}
+
+# fwd_subscribers SCENARIO HPREFIX KPREFIX LABEL: the whole scenario on two
+# topologies already up (htbctl on HPREFIX, kernel HTB + fq_codel on
+# KPREFIX); returns 1 if a bar was missed.
+fwd_subscribers() {
+	local scen=$1 hp=$2 kp=$3 label=$4 ports ok=0 dir recv by
+	sub_tree "$work/conf/up.ini" src
+	sub_tree "$work/conf/down.ini" dst
+	ports=$((SUB_B_PORT + SUB_B_FLOWS - SUB_A_PORT))
+	FWD_PINGS="A:$SUB_A4 B:$SUB_B4"
+	fwd_round "$hp" htbctl "$kp" kernel_htb sub_shape sub_unshape sub_offer \
+		"u:$SUB_A_PORT:$ports" "c:$SUB_A_PORT:$ports" ||
+		{ fail "$scen: the round did not run"; return 1; }
+	for dir in up down; do
+		if [ $dir = up ]; then recv=u by=src; else recv=c by=dst; fi
+		fwd_judge "$scen" "$label $dir" "$work/conf/$dir.ini" "$recv" "$by" \
+			"A 1:10 $SUB_A4 $SUB_A6 $SUB_A_BPS $SUB_A_BPS" \
+			"B 1:20 $SUB_B4 $SUB_B6 $SUB_B_BPS $SUB_B_BPS" || ok=1
+	done
+	fwd_judge_ping "$scen" "$label: B's ping, among its flows" B || ok=1
+	fwd_report_ping "$scen" "$label: A's ping, in a class over its rate" A
+	return $ok
+}
