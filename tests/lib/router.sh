@@ -17,13 +17,20 @@
 # Bridge: one subnet (198.18.1.0/24, fd00:1::/64) on both sides, the
 # subscribers and the server on VLAN VID over their veth, the middle box a
 # Linux bridge of PREFIX-d and PREFIX-p that carries the tagged frames.
+#
+# Host: no middle box; the subscribers' namespace is a host that shapes
+# its own device toward the server (PREFIX-c, "up"; there is no "down").
 FWD_ALL=
 SRV4= SRV6=
+declare -A FWD_KIND=()
 
 fwd_use() {	# prefix
 	FWD_PREFIX=$1
 	FWD_C=${1}c FWD_G=${1}g FWD_U=${1}u
 	FWD_DOWN=${1}-d FWD_UP=${1}-p
+	if [ "${FWD_KIND[$1]:-}" = host ]; then
+		FWD_G=$FWD_C FWD_DOWN= FWD_UP=${1}-c
+	fi
 }
 in_c() { nsenter --net=/run/netns/"$FWD_C" "$@"; }
 in_g() { nsenter --net=/run/netns/"$FWD_G" "$@"; }
@@ -33,7 +40,7 @@ in_u() { nsenter --net=/run/netns/"$FWD_U" "$@"; }
 fwd_dev() {
 	SND_NS=$FWD_G
 	case $1 in
-	down) SND_IF=$FWD_DOWN ;;
+	down) SND_IF=$FWD_DOWN; [ -n "$SND_IF" ] || { echo "fwd_dev: a host has no down device" >&2; return 1; } ;;
 	up) SND_IF=$FWD_UP ;;
 	*) echo "fwd_dev: down or up, not '$1'" >&2; return 1 ;;
 	esac
@@ -129,4 +136,32 @@ bridge_up() {
 	addr add $SRV6/64 dev $p-u.$vid nodad
 	link set $p-u.$vid up
 	EOF
+}
+
+# host_up PREFIX SERVER_HOST...: the host 198.18.1.1 / fd00:1::1 in
+# namespace PREFIX c, the server upstream with 198.18.1.HOST and
+# fd00:1::HOST for each HOST (SRV4/SRV6 the first), one veth pair.
+host_up() {
+	local p=$1 h; shift
+	FWD_KIND[$p]=host
+	fwd_use "$p"
+	FWD_ALL+=" $p"
+	ip -batch - <<-EOF || return 1
+	netns add $FWD_C
+	netns add $FWD_U
+	link add $p-c netns $FWD_C type veth peer name $p-u netns $FWD_U
+	EOF
+	SRV4=198.18.1.$1 SRV6=fd00:1::$1
+	ip -n "$FWD_C" -batch - <<-EOF || return 1
+	link set lo up
+	addr add 198.18.1.1/24 dev $p-c
+	addr add fd00:1::1/64 dev $p-c nodad
+	link set $p-c up
+	EOF
+	{ echo "link set lo up"
+	  for h; do
+		echo "addr add 198.18.1.$h/24 dev $p-u"
+		echo "addr add fd00:1::$h/64 dev $p-u nodad"
+	  done
+	  echo "link set $p-u up"; } | ip -n "$FWD_U" -batch -
 }
