@@ -109,6 +109,11 @@ fwd_round() {
 			rc=1
 		fi
 		wait
+		fwd_use "$hp"
+		for r in $FWD_DOWN $FWD_UP; do
+			echo "== $hp $r"
+			in_g "$HTBCTL" show dev "$r" interval 0
+		done >> "$RESULTS/$SCENARIO.show.log" 2>&1
 		for p in "$hp" "$kp"; do
 			fwd_use "$p"
 			for r in $FWD_DOWN $FWD_UP; do

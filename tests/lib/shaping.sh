@@ -169,8 +169,13 @@ load_htbctl() {
 
 # Prints the tc -batch lines for kernel HTB + u32 filters equal to config,
 # and a qdisc on each leaf class when LEAF (tc's words for it) is given.
+# With HTB_TC_VLAN=1 every filter also comes as `protocol 802.1q`: for a
+# frame whose VLAN tag sits in the skb's metadata (a bridge forwarding
+# tagged frames), tc's protocol is the tag's, so `protocol ip` never
+# matches it; u32's offsets still start at the inner IP header.
 htb_tc_batch() {	# config dev [leaf]
-	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r --arg dev "$2" --arg leaf "${3:-}" '
+	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r --arg dev "$2" --arg leaf "${3:-}" \
+		--arg vlan "${HTB_TC_VLAN:-0}" '
 	def minor: split(":")[1];
 	"qdisc add dev \($dev) root handle 1: htb r2q \(.device.r2q)" +
 	  (if .device.default then " default \(.device.default | minor)" else "" end),
@@ -184,7 +189,9 @@ htb_tc_batch() {	# config dev [leaf]
 	  "qdisc add dev \($dev) parent \(.classid) \($leaf)" end),
 	(.classes[] | . as $c | .matches[] |
 	  ((.prefix // "") | test(":")) as $v6 |
-	  "filter add dev \($dev) parent 1: protocol \(if $v6 then "ipv6 prio 2" else "ip prio 1" end) u32" +
+	  (if $vlan == "1" then ["", "802.1q prio 3"] else [""] end)[] as $tagged |
+	  "filter add dev \($dev) parent 1: protocol \(if $tagged != "" then $tagged
+	    elif $v6 then "ipv6 prio 2" else "ip prio 1" end) u32" +
 	  (if .proto == "udp" then " match ip protocol 17 0xff"
 	   elif .proto == "tcp" then " match ip protocol 6 0xff" else "" end) +
 	  (if .type == "dport" then " match ip dport \(.first) 0xffff"

@@ -12,6 +12,10 @@
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/forward.sh"
 scenario_begin scenario13
+# kernel HTB's u32 filters also as protocol 802.1q: the bridge forwards the
+# frames with their tag in the skb's metadata, where tc's protocol is the
+# tag's (htbctl reads the inner headers either way)
+export HTB_TC_VLAN=1
 
 bridge_up s13h 100 10 20 && bridge_up s13k 100 10 20 || { fail "scenario13: bridge setup"; exit 1; }
 fwd_subscribers scenario13 s13h s13k "bridge (802.1Q)" &&
