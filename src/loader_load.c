@@ -175,6 +175,31 @@ static int load_program(struct load_run *r)
 	return STEP_DONE;
 }
 
+/*
+ * --no-qdisc leaves the root to the operator: say when it will not do what
+ * htbctl's own would. fq's default orphan_mask (1023) puts the flows of
+ * every packet without a connected socket (forwarded, bridged, unconnected
+ * sockets) into 1024 flows whatever their class: the program's flow tag
+ * (include/htb_flowtag.h) needs the whole hash.
+ */
+static void warn_foreign_root(struct load_run *r)
+{
+	const char *dev = r->o->ifname;
+	struct nlerr e;
+	__u32 mask;
+
+	if (strcmp(r->root.kind, "fq") && strcmp(r->root.kind, "mq")) {
+		p_warn(r->ctx, "the root qdisc of %s is %s, not fq: departure times "
+		       "are computed but not enforced", dev, r->root.kind);
+		return;
+	}
+	if (qdisc_fq_orphan_mask(r->s.ifindex, &mask, &e) > 0 && mask != HTB_FQ_ORPHAN_MASK)
+		p_warn(r->ctx, "fq on %s has orphan_mask %u: packets without a connected "
+		       "socket (forwarded, bridged) of different classes can share fq flows; "
+		       "give fq orphan_mask %u, or load without --no-qdisc", dev, mask,
+		       HTB_FQ_ORPHAN_MASK);
+}
+
 /* Config index i takes slot i; fq's parameters follow from the classes. */
 static int plan_maps(struct load_run *r)
 {
@@ -558,10 +583,8 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 			p_info(ctx, "note: spare bandwidth goes by prio and quantum while "
 			       "`htbctl daemon` runs for %s; without it borrowing classes "
 			       "share it first come, first served", o->ifname);
-		if (o->no_qdisc && !ctx->json && strcmp(r.root.kind, "fq") &&
-		    strcmp(r.root.kind, "mq"))
-			p_warn(ctx, "the root qdisc of %s is %s, not fq: departure times "
-			       "are computed but not enforced", o->ifname, r.root.kind);
+		if (o->no_qdisc && !ctx->json)
+			warn_foreign_root(&r);
 		ret = EXIT_OK;
 	}
 	if (r.meta_fd >= 0)

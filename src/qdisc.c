@@ -126,6 +126,24 @@ static void tc_kind(const struct nlmsghdr *nlh, char *kind)
 	snprintf(kind, QDISC_KIND_LEN, "%s", tc_msg_kind(nlh));
 }
 
+/* An fq's orphan_mask as dumped, 0 for any other qdisc. */
+static __u32 fq_orphan_mask(const struct nlmsghdr *nlh, const char *kind)
+{
+	const struct nlattr *a, *o;
+
+	if (strcmp(kind, "fq"))
+		return 0;
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg)) {
+		if (mnl_attr_get_type(a) != TCA_OPTIONS)
+			continue;
+		mnl_attr_for_each_nested(o, a)
+			if (mnl_attr_get_type(o) == TCA_FQ_ORPHAN_MASK &&
+			    mnl_attr_get_payload_len(o) >= sizeof(__u32))
+				return mnl_attr_get_u32(o);
+	}
+	return 0;
+}
+
 static int obj_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct obj_vec *ov = data;
@@ -203,6 +221,7 @@ int qdisc_list(int ifindex, struct qdisc_info **out, struct nlerr *e)
 		q[i].handle = ov.v[i].handle;
 		q[i].parent = ov.v[i].parent;
 		memcpy(q[i].kind, ov.v[i].kind, QDISC_KIND_LEN);
+		q[i].orphan_mask = fq_orphan_mask(ov.v[i].nlh, q[i].kind);
 	}
 	rc = ov.n;
 	obj_vec_free(&ov);
@@ -238,6 +257,26 @@ int qdisc_get_root(int ifindex, struct qdisc_info *root, char *ingress_kind,
 		snprintf(root->kind, sizeof(root->kind), "noop");
 	}
 	return 0;
+}
+
+int qdisc_fq_orphan_mask(int ifindex, __u32 *mask, struct nlerr *e)
+{
+	struct qdisc_info *q;
+	int n, nfq = 0;
+
+	n = qdisc_list(ifindex, &q, e);
+	if (n < 0)
+		return n;
+	*mask = 0xffffffffu;
+	for (int i = 0; i < n; i++) {
+		if (strcmp(q[i].kind, "fq"))
+			continue;
+		nfq++;
+		if (q[i].orphan_mask < *mask)
+			*mask = q[i].orphan_mask;
+	}
+	free(q);
+	return nfq;
 }
 
 __u32 qdisc_free_handle(int ifindex)

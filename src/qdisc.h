@@ -25,6 +25,7 @@ struct qdisc_info {
 	__u32 handle;
 	__u32 parent;
 	char kind[QDISC_KIND_LEN];
+	__u32 orphan_mask;	/* an fq's, as dumped; 0 for other kinds */
 };
 
 /*
@@ -88,6 +89,10 @@ int qdisc_tree_restore(int ifindex, const struct qdisc_tree *t, __u32 ours,
 /* Why the saved tree cannot be put back faithfully, or NULL if it can. */
 const char *qdisc_tree_unrestorable(const struct qdisc_tree *t);
 void qdisc_tree_free(struct qdisc_tree *t);
+
+/* The narrowest orphan_mask of the fq qdiscs of ifindex in *mask (all ones
+ * if none); returns how many fq qdiscs it has, or -errno. */
+int qdisc_fq_orphan_mask(int ifindex, __u32 *mask, struct nlerr *e);
 
 /* A handle for our root that no qdisc of ifindex uses. */
 __u32 qdisc_free_handle(int ifindex);

@@ -16,13 +16,36 @@ FG=${FLOWGEN:-$(dirname "$HTBCTL")/tests/tools/flowgen}
 FWD_TP=${TSPROBE:-$(dirname "$HTBCTL")/tests/tools/tsprobe}
 FWD_SECS=${FWD_SECS:-12}	# each receiver's run; senders run one more
 FWD_SKIP=${FWD_SKIP:-3}	# seconds before the receivers count
-FWD_LEN=1000		# UDP payload of every datagram
+FWD_LEN=1400		# UDP payload of every datagram
 FWD_TOL=${FWD_TOL:-3}
 FWD_PING_MS=${FWD_PING_MS:-2}
 FWD_PING_GAP_US=10000
+# Ten full frames of bucket for every class of these trees: a router's
+# packets are at most one frame, and htbctl's default (one 64 KB GSO packet
+# and more, 220 ms at 3 Mbit/s) held a parent's rate 4-8% high for the
+# whole measured window under both shapers (the fluid ideal has no bursts).
+FWD_BURSTS="burst=15kb cburst=15kb"
 # the ping's frames, 98 bytes each way every 10 ms, in the loaded class
 FWD_PING_BPS=$((98 * 8 * 1000000 / FWD_PING_GAP_US))
 FWD_DIR=	# $work/fwd, from the first round on (scenario_begin makes $work)
+
+# The emulator stops the VM for tens of milliseconds now and then; fq then
+# releases every packet that fell due meanwhile at once, and a veth hands
+# them to the next namespace through the CPU's backlog, which drops past
+# netdev_max_backlog (1000): in scenario 13's first runs both shapers lost
+# 1-3% of a class under its rate there, after the shaper (softnet_stat's
+# drops). A router's operator raises it for the same reason; the limit is
+# global, so only in the VM, whose kernel belongs to the run.
+[ "${VM_GUEST:-}" = 1 ] && sysctl -qw net.core.netdev_max_backlog=10000
+
+# fwd_backlog_drops: packets the CPUs' backlogs dropped since boot
+fwd_backlog_drops() {
+	local n=0 a b rest
+	while read -r a b rest; do
+		n=$((n + 16#$b))
+	done < /proc/net/softnet_stat
+	echo $n
+}
 
 # fwd_offer ROLE SRC TARGET...: a flowgen sender in namespace ROLE (c or u)
 # of the current topology, bound to SRC (empty: the namespace's choice),
@@ -80,6 +103,25 @@ fwd_pings() {
 }
 fwd_ping_count() { echo $(((FWD_SECS - FWD_SKIP - 1) * 1000000 / FWD_PING_GAP_US)); }
 
+# fwd_warm PREFIX...: one ping for each "SRC,DST" of FWD_WARM (SRC empty:
+# the namespace's choice) from the subscribers' namespace, so that every
+# neighbour on the way is resolved before the traffic starts: packets that
+# find a neighbour unresolved wait in a queue of three and are dropped
+# past it (scenario 13's first runs lost the first 3 of a class's
+# datagrams there, before any shaper).
+FWD_WARM=
+fwd_warm() {
+	local p w src dst
+	for p; do
+		fwd_use "$p"
+		for w in $FWD_WARM; do
+			IFS=, read -r src dst <<<"$w"
+			in_c ping -c 1 -W 2 -q ${src:+-I "$src"} "$dst" > /dev/null 2>&1 ||
+				{ echo "no echo reply from $dst (from ${src:-the default source}) in $p" >&2; return 1; }
+		done
+	done
+}
+
 # fwd_round HPREFIX HSHAPER KPREFIX KSHAPER SHAPE UNSHAPE OFFER RECV...:
 # shapes both topologies (SHAPE PREFIX SHAPER), starts the receivers
 # (RECV: ROLE:PORT:FLOWS) in both, then OFFER PREFIX in both and a ping
@@ -91,7 +133,7 @@ fwd_round() {
 	FWD_H=$hp FWD_K=$kp FWD_DIR=$work/fwd
 	mkdir -p "$FWD_DIR"
 	rm -f "$FWD_DIR"/*
-	"$shape" "$hp" "$hs" && "$shape" "$kp" "$ks" || rc=1
+	"$shape" "$hp" "$hs" && "$shape" "$kp" "$ks" && fwd_warm "$hp" "$kp" || rc=1
 	if [ $rc = 0 ]; then
 		for p in "$hp" "$kp"; do
 			fwd_use "$p"
@@ -101,6 +143,7 @@ fwd_round() {
 			done
 		done
 		if fwd_ready "${files[@]}"; then
+			FWD_DROPS0=$(fwd_backlog_drops)
 			step "offering: $FWD_SECS s, counted from $FWD_SKIP s"
 			"$offer" "$hp"
 			"$offer" "$kp"
@@ -109,10 +152,12 @@ fwd_round() {
 			rc=1
 		fi
 		wait
+		step "the CPUs' backlogs dropped $(($(fwd_backlog_drops) - ${FWD_DROPS0:-0})) packets"
 		fwd_use "$hp"
 		for r in $FWD_DOWN $FWD_UP; do
 			echo "== $hp $r"
 			in_g "$HTBCTL" show dev "$r" interval 0
+			in_g "$HTBCTL" -j show dev "$r" interval 0 > "$FWD_DIR/$hp.$r.show.json"
 		done >> "$RESULTS/$SCENARIO.show.log" 2>&1
 		for p in "$hp" "$kp"; do
 			fwd_use "$p"
@@ -172,7 +217,9 @@ fwd_judge() {
 		wire=$(($(fwd_wire "$o4" "$o6") + $(fwd_ping_bps "$name")))
 		offers+=("$cid=${wire}bit")
 	done
-	ideal=$(fluid_ideal "$conf" "${offers[@]}") || { fail "$scen $label: no fluid ideal"; return 1; }
+	# (check's warnings, of buckets under a GSO packet, to a file)
+	ideal=$(fluid_ideal "$conf" "${offers[@]}" 2> "$FWD_DIR/simulate.err") ||
+		{ fail "$scen $label: no fluid ideal: $(head -1 "$FWD_DIR/simulate.err")"; return 1; }
 	for c; do
 		read -r name cid a4 a6 o4 o6 <<<"$c"
 		read -r hp h <<<"$(fwd_class_bps "$FWD_DIR/$FWD_H.$role.recv" "$by" "$a4" "$a6")"
@@ -185,7 +232,8 @@ fwd_judge() {
 		fwd_bar "$scen" "$label $name ($cid) Mbit/s on the wire" "$exp" "$h" "$k" || ok=1
 		rate=$(class_rate_bps "$conf" "$cid") || { fail "$scen $label: no rate for $cid"; ok=1; continue; }
 		if [ "$(awk -v o="$(fwd_wire "$o4" "$o6")" -v r="$rate" 'BEGIN { print (o < r) }')" = 1 ]; then
-			fwd_lossless "$scen" "$label $name under its rate: datagrams received of sent" \
+			fwd_lossless "$scen" "$label $name under its rate: htbctl's drops; datagrams received of sent" \
+				"$(fwd_class_drops "$role" "$cid")" \
 				"$(fwd_class_loss "$FWD_H" "$role" "$by" "$a4" "$a6")" \
 				"$(fwd_class_loss "$FWD_K" "$role" "$by" "$a4" "$a6")" || ok=1
 		fi
@@ -215,18 +263,33 @@ fwd_bar() {
 	[ $v = PASS ]
 }
 
-# fwd_lossless SCENARIO WHAT "SENT RECEIVED" (htbctl) "SENT RECEIVED"
-# (HTB): htbctl lost at most FWD_LOSS% (0.1) of what was sent.
-FWD_LOSS=${FWD_LOSS:-0.1}
+# fwd_class_drops ROLE CLASSID: what htbctl dropped of the class on the
+# device toward ROLE's receiver (at its limit, and CoDel's), empty if show
+# said nothing.
+fwd_class_drops() {
+	local dev
+	fwd_use "$FWD_H"
+	if [ "$1" = c ]; then dev=$FWD_DOWN; else dev=$FWD_UP; fi
+	jq -r --arg c "$2" '.classes[] | select(.class == $c) | .drops + .aqm_drops' \
+		"$FWD_DIR/$FWD_H.$dev.show.json" 2>/dev/null
+}
+
+# fwd_lossless SCENARIO WHAT DROPS "SENT RECEIVED" (htbctl) "SENT
+# RECEIVED" (HTB): htbctl dropped none of the class's packets, and at
+# most FWD_LOSS% (0.5) of what was sent went missing on the way (the
+# veths and namespaces of the VM lose one datagram in a few thousand now
+# and then, after every shaper: scenario 13 lost one IPv6 datagram of 362
+# per direction with htbctl's class counting all 362 sent).
+FWD_LOSS=${FWD_LOSS:-0.5}
 fwd_lossless() {
 	local v=PASS hs hr ks kr
-	read -r hs hr <<<"$3"
-	read -r ks kr <<<"$4"
-	if ! awk -v s="$hs" -v r="$hr" -v t=$FWD_LOSS 'BEGIN { exit !(s > 0 && s - r <= s * t / 100) }'; then
+	read -r hs hr <<<"$4"
+	read -r ks kr <<<"$5"
+	if [ "$3" != 0 ] || ! awk -v s="$hs" -v r="$hr" -v t=$FWD_LOSS 'BEGIN { exit !(s > 0 && s - r <= s * t / 100) }'; then
 		v=FAIL
-		fail "$1 $2: htbctl delivered $hr of $hs sent, more than $FWD_LOSS% lost"
+		fail "$1 $2: htbctl dropped ${3:-?}, delivered $hr of $hs sent (at most $FWD_LOSS% may go missing)"
 	fi
-	summary_row "$1" "$2" "all" "$hr of $hs" "$kr of $ks" "$FWD_LOSS%" $v
+	summary_row "$1" "$2" "0; all" "${3:-?}; $hr of $hs" "$kr of $ks" "0; $FWD_LOSS%" $v
 	[ $v = PASS ]
 }
 
@@ -248,37 +311,31 @@ fwd_judge_ping() {
 	[ $v = PASS ]
 }
 
-# fwd_report_ping SCENARIO LABEL NAME: ping NAME of both, reported only.
-fwd_report_ping() {
-	local a h
-	a=$(rtt_stats "$FWD_DIR/$FWD_H.ping.$3" | awk '{ printf "%s / %s / %s (%s)", $1, $2, $3, $7 }')
-	h=$(rtt_stats "$FWD_DIR/$FWD_K.ping.$3" | awk '{ printf "%s / %s / %s (%s)", $1, $2, $3, $7 }')
-	step "$2: network RTT p50/p99/max (lost) htbctl $a ms, kernel HTB + fq_codel $h ms"
-	summary_row "$1" "$2: network RTT p50/p99/max ms (lost of $(fwd_ping_count))" "(report)" "$a" "$h" - INFO
-}
-
 # ---- two subscribers behind a router or a bridge (scenarios 12, 13)
 # Each middle box shapes its subscriber-side device (download, classes by
 # destination address) and its upstream device (upload, by source) with
 # the same tree:
-#   A: rate 2.5 Mbit/s, ceil 6, offered twice its rate over 2,000 flows
+#   A: rate 1.25 Mbit/s, ceil 3, offered twice its rate over 2,000 flows
 #      (1,000 IPv4, 1,000 IPv6);
-#   B: rate 2.5 Mbit/s, ceil 6, offered half its rate over 300 flows;
-#   the rest: 1 Mbit/s, ceil 6 (none of the traffic);
-# and a ping every 10 ms from each subscriber's address (B's is the one
-# judged: a sparse flow among hundreds in a class under its rate; A's, in
-# a class over its rate among thousands, is reported).
+#   B: rate 1.25 Mbit/s, ceil 3, offered half its rate over 300 flows;
+#   the rest: 500 kbit/s, ceil 3 (none of the traffic);
+# and a ping every 10 ms from B's address: a sparse flow among hundreds in
+# a class under its rate. (A ping in A, a class over its rate, is one
+# sparse flow among thousands, which neither shaper can tell apart; kernel
+# HTB + fq_codel dropped 95% of its requests, htbctl 5-20%, and what
+# pings HTB dropped went to A's data, 3-4% of A's share: docs/DESIGN.md
+# "Forwarded traffic".)
 SUB_A4=198.18.1.10 SUB_A6=fd00:1::10 SUB_B4=198.18.1.20 SUB_B6=fd00:1::20
-SUB_A_BPS=2500000 SUB_A_FLOWS=1000 SUB_A_PORT=6000	# per family
-SUB_B_BPS=625000 SUB_B_FLOWS=150 SUB_B_PORT=7000
+SUB_A_BPS=1250000 SUB_A_FLOWS=1000 SUB_A_PORT=6000	# per family
+SUB_B_BPS=312500 SUB_B_FLOWS=150 SUB_B_PORT=7000
 
 # sub_tree FILE src|dst: the subscribers' tree on one device
 sub_tree() {
 	{ ini device default=1:30
-	  ini 'class 1:1' rate=6mbit
-	  ini 'class 1:10' parent=1:1 rate=2500kbit ceil=6mbit "match=$2 $SUB_A4/32" "match=$2 $SUB_A6/128"
-	  ini 'class 1:20' parent=1:1 rate=2500kbit ceil=6mbit "match=$2 $SUB_B4/32" "match=$2 $SUB_B6/128"
-	  ini 'class 1:30' parent=1:1 rate=1mbit ceil=6mbit; } > "$1"
+	  ini 'class 1:1' rate=3mbit $FWD_BURSTS
+	  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS "match=$2 $SUB_A4/32" "match=$2 $SUB_A6/128"
+	  ini 'class 1:20' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS "match=$2 $SUB_B4/32" "match=$2 $SUB_B6/128"
+	  ini 'class 1:30' parent=1:1 rate=500kbit ceil=3mbit $FWD_BURSTS; } > "$1"
 }
 
 sub_shape() {	# prefix shaper
@@ -313,7 +370,8 @@ fwd_subscribers() {
 	sub_tree "$work/conf/up.ini" src
 	sub_tree "$work/conf/down.ini" dst
 	ports=$((SUB_B_PORT + SUB_B_FLOWS - SUB_A_PORT))
-	FWD_PINGS="A:$SUB_A4 B:$SUB_B4"
+	FWD_PINGS="B:$SUB_B4"
+	FWD_WARM="$SUB_A4,$SRV4 $SUB_A6,$SRV6 $SUB_B4,$SRV4 $SUB_B6,$SRV6"
 	fwd_round "$hp" htbctl "$kp" kernel_htb sub_shape sub_unshape sub_offer \
 		"u:$SUB_A_PORT:$ports" "c:$SUB_A_PORT:$ports" ||
 		{ fail "$scen: the round did not run"; return 1; }
@@ -324,6 +382,5 @@ fwd_subscribers() {
 			"B 1:20 $SUB_B4 $SUB_B6 $SUB_B_BPS $SUB_B_BPS" || ok=1
 	done
 	fwd_judge_ping "$scen" "$label: B's ping, among its flows" B || ok=1
-	fwd_report_ping "$scen" "$label: A's ping, in a class over its rate" A
 	return $ok
 }

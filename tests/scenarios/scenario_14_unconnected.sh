@@ -4,11 +4,11 @@
 # which for one socket is one value (its sk_txhash) whatever the
 # destination: before the flow tag, both classes' packets shared one fq
 # flow. Classes by destination address on the host's own device:
-#   A (198.18.1.2): rate 2.5 Mbit/s, ceil 6, offered twice its rate over
+#   A (198.18.1.2): rate 1.25 Mbit/s, ceil 3, offered twice its rate over
 #      2,000 flows;
-#   B (198.18.1.3): rate 2.5 Mbit/s, ceil 6, offered half its rate over
+#   B (198.18.1.3): rate 1.25 Mbit/s, ceil 3, offered half its rate over
 #      300 flows; both from the one socket of one flowgen;
-# a ping to each address every 10 ms. htbctl and kernel HTB with fq_codel
+# a ping to B's address every 10 ms. htbctl and kernel HTB with fq_codel
 # leaves side by side on two hosts; the bars are tests/lib/forward.sh's:
 # each class within 3% of HTB and of the ideal, B lossless, B's ping p99
 # within 2 ms of HTB + fq_codel's.
@@ -20,12 +20,12 @@ scenario_begin scenario14
 host_up s14h 2 3 && host_up s14k 2 3 || { fail "scenario14: host setup"; exit 1; }
 conf=$work/conf/host.ini
 { ini device default=1:30
-  ini 'class 1:1' rate=6mbit
-  ini 'class 1:10' parent=1:1 rate=2500kbit ceil=6mbit 'match=dst 198.18.1.2/32'
-  ini 'class 1:20' parent=1:1 rate=2500kbit ceil=6mbit 'match=dst 198.18.1.3/32'
-  ini 'class 1:30' parent=1:1 rate=1mbit ceil=6mbit; } > "$conf"
+  ini 'class 1:1' rate=3mbit $FWD_BURSTS
+  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS 'match=dst 198.18.1.2/32'
+  ini 'class 1:20' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS 'match=dst 198.18.1.3/32'
+  ini 'class 1:30' parent=1:1 rate=500kbit ceil=3mbit $FWD_BURSTS; } > "$conf"
 
-A_BPS=5000000 B_BPS=1250000
+A_BPS=2500000 B_BPS=625000
 host_shape() { fwd_use "$1"; fwd_dev up && shape_with "$2" "$conf" fq_codel; }
 host_unshape() { fwd_use "$1"; fwd_dev up; unshape_with "$2"; }
 host_offer() {
@@ -33,13 +33,13 @@ host_offer() {
 	fwd_offer c "" "198.18.1.2,6000,2000,$A_BPS" "198.18.1.3,8000,300,$B_BPS"
 }
 
-FWD_PINGS="A::198.18.1.2 B::198.18.1.3"
+FWD_PINGS="B::198.18.1.3"
+FWD_WARM=",198.18.1.2 ,198.18.1.3"
 ok=1
 if fwd_round s14h htbctl s14k kernel_htb host_shape host_unshape host_offer "u:6000:2300"; then
 	fwd_judge scenario14 "one socket" "$conf" u dst \
 		"A 1:10 198.18.1.2 - $A_BPS 0" "B 1:20 198.18.1.3 - $B_BPS 0" || ok=0
 	fwd_judge_ping scenario14 "one socket: B's ping, among its flows" B || ok=0
-	fwd_report_ping scenario14 "one socket: A's ping, in a class over its rate" A
 else
 	fail "scenario14: the round did not run"; ok=0
 fi

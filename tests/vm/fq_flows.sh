@@ -66,4 +66,19 @@ test_fq_takes_the_whole_hash() {
 		fail "fq's orphan_mask: $(in_snd tc qdisc show dev "$SND_IF" | grep -o 'orphan_mask [0-9]*' | head -1)"
 }
 
+# --no-qdisc over the operator's own fq: its default orphan_mask is said,
+# the whole hash is not.
+test_no_qdisc_says_a_narrow_orphan_mask() {
+	marks_tree > "$tmp/m.ini"
+	in_snd tc qdisc add dev "$SND_IF" root fq 2> "$tmp/err" || fail "fq: $(oneline "$tmp/err")"
+	h load dev "$SND_IF" config "$tmp/m.ini" --no-qdisc > "$tmp/out" 2>&1 || fail "load: $(oneline "$tmp/out")"
+	grep -q "has orphan_mask 1023: .*give fq orphan_mask 4294967295" "$tmp/out" ||
+		fail "no word of fq's orphan_mask 1023: $(oneline "$tmp/out")"
+	h unload dev "$SND_IF" > /dev/null 2>&1 || fail "unload"
+	in_snd tc qdisc replace dev "$SND_IF" root fq orphan_mask 4294967295 2> "$tmp/err" ||
+		fail "fq: $(oneline "$tmp/err")"
+	h load dev "$SND_IF" config "$tmp/m.ini" --no-qdisc > "$tmp/out" 2>&1 || fail "load: $(oneline "$tmp/out")"
+	! grep -q orphan_mask "$tmp/out" || fail "a warning for the whole hash: $(oneline "$tmp/out")"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"
