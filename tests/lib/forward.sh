@@ -1,14 +1,15 @@
 # Traffic and verdicts of the forwarding scenarios (issue 22), after
 # tests/lib/shaping.sh and tests/lib/router.sh: many UDP flows per
 # subscriber (tests/tools/flowgen: one unconnected socket per sender,
-# paced, receivers counting per address pair), a ping in a loaded class,
-# and the bars every such scenario shares:
+# paced, receivers counting per address pair), a ping among a class's
+# flows, and the bars every such scenario shares:
 # - each class within FWD_TOL% (3) of kernel HTB's goodput and of the
 #   fluid ideal (`htbctl simulate`), on the wire (Ethernet + IP + UDP
 #   headers counted, as both shapers count);
-# - a class offered less than its rate delivers 99% of its offer;
-# - the loaded class's ping: network RTT p99 at most FWD_PING_MS (2) above
-#   kernel HTB + fq_codel's, at most 1% lost.
+# - a class offered less than its rate: htbctl drops none of it, and at
+#   most FWD_LOSS% (0.5) of what was sent goes missing on the way;
+# - the ping: network RTT p99 at most FWD_PING_MS (2) above kernel HTB +
+#   fq_codel's, at most 1% lost.
 # htbctl and kernel HTB run side by side, on two topologies at once, with
 # the same traffic started together and one probe schedule: the
 # emulator's stalls fall on both alike.
@@ -29,16 +30,10 @@ FWD_BURSTS="burst=15kb cburst=15kb"
 FWD_PING_BPS=$((98 * 8 * 1000000 / FWD_PING_GAP_US))
 FWD_DIR=	# $work/fwd, from the first round on (scenario_begin makes $work)
 
-# The emulator stops the VM for tens of milliseconds now and then; fq then
-# releases every packet that fell due meanwhile at once, and a veth hands
-# them to the next namespace through the CPU's backlog, which drops past
-# netdev_max_backlog (1000): in scenario 13's first runs both shapers lost
-# 1-3% of a class under its rate there, after the shaper (softnet_stat's
-# drops). A router's operator raises it for the same reason; the limit is
-# global, so only in the VM, whose kernel belongs to the run.
-[ "${VM_GUEST:-}" = 1 ] && sysctl -qw net.core.netdev_max_backlog=10000
-
-# fwd_backlog_drops: packets the CPUs' backlogs dropped since boot
+# fwd_backlog_drops: packets the CPUs' backlogs dropped since boot (a veth
+# hands a packet to the next namespace through the CPU's backlog, which
+# drops past netdev_max_backlog; each round reports what it dropped, 0 in
+# every run so far)
 fwd_backlog_drops() {
 	local n=0 a b rest
 	while read -r a b rest; do

@@ -78,7 +78,7 @@ test_no_qdisc_says_a_narrow_orphan_mask() {
 	in_snd tc qdisc replace dev "$SND_IF" root fq orphan_mask 4294967295 2> "$tmp/err" ||
 		fail "fq: $(oneline "$tmp/err")"
 	h load dev "$SND_IF" config "$tmp/m.ini" --no-qdisc > "$tmp/out" 2>&1 || fail "load: $(oneline "$tmp/out")"
-	! grep -q orphan_mask "$tmp/out" || fail "a warning for the whole hash: $(oneline "$tmp/out")"
+	! grep -q "has orphan_mask" "$tmp/out" || fail "a warning for the whole hash: $(oneline "$tmp/out")"
 }
 
 . "$(dirname "$0")/../lib/runner.sh"
