@@ -171,19 +171,56 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
+/*
+ * What -o may replace: nothing yet, or a regular file (not followed
+ * through a link), whose mode and owner the new file keeps (*old, with
+ * *exists). A device node, FIFO, socket, directory or link is refused: a
+ * rename over /dev/null would replace the machine's device with a file.
+ */
+static int out_file_check(const struct ctx *ctx, const char *file, struct stat *old,
+			  bool *exists)
+{
+	*exists = false;
+	if (lstat(file, old)) {
+		if (errno == ENOENT)
+			return 0;
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(old->st_mode)) {
+		p_err(ctx, "-o %s: %s: -o writes a regular file (or creates one)", file,
+		      file_kind(old->st_mode));
+		return -1;
+	}
+	*exists = true;
+	return 0;
+}
+
 int write_file_atomic(const struct ctx *ctx, const char *file,
 		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg)
 {
 	char *tmp = NULL;
 	FILE *f = NULL;
 	int fd = -1, rc = -1;
+	struct stat old;
+	bool exists;
 
+	if (out_file_check(ctx, file, &old, &exists))
+		return -1;
 	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
 		p_err(ctx, "out of memory");
 		return -1;
 	}
 	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, 0644) || !(f = fdopen(fd, "w"))) {
+	if (fd < 0 || fchmod(fd, exists ? old.st_mode & 07777 : 0644) ||
+	    (exists && fchown(fd, old.st_uid, old.st_gid)) || !(f = fdopen(fd, "w"))) {
 		p_err(ctx, "-o %s: %s", file, strerror(errno));
 		goto out;
 	}

@@ -60,9 +60,12 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
 
 /*
  * Writes file through fill as a temporary file next to it, fsync'ed and
- * renamed over it (mode 0644): a reader sees the old file or the new,
- * never a part (node_exporter's textfile collector, a config a daemon
- * watches). On failure the old file stays and one line is printed.
+ * renamed over it: a reader sees the old file or the new, never a part
+ * (node_exporter's textfile collector, a config a daemon watches). A new
+ * file gets mode 0644, a replaced one keeps its mode and owner; anything
+ * but a regular file (a device, FIFO, socket, directory, symbolic link) is
+ * refused before fill runs. On failure the old file stays and one line is
+ * printed.
  */
 int write_file_atomic(const struct ctx *ctx, const char *file,
 		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "config_priv.h"
 
@@ -219,12 +220,31 @@ int config_parse_string(const char *text, size_t len, const char *name,
 	if (ps.diag.errors == 0)
 		cfg_resolve(&ps, cfg);
 	parse_free(&ps);
+	cfg_diag_end(&ps.diag);
 	cfg->nwarnings = ps.diag.warnings;
 	if (ps.diag.errors) {
 		config_free(cfg);
 		return -1;
 	}
 	return 0;
+}
+
+/* 0 if fd is a regular file, else -1 and one line saying what it is. */
+static int config_is_regular(struct cfg_diag *d, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st)) {
+		cfg_error(d, 0, "cannot read: %s", strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(st.st_mode))
+		return 0;
+	cfg_error(d, 0, "%s, not a regular file: a config is read from a file",
+		  S_ISFIFO(st.st_mode) ? "a FIFO or pipe" : S_ISCHR(st.st_mode) ? "a character device" :
+		  S_ISBLK(st.st_mode) ? "a block device" : S_ISDIR(st.st_mode) ? "a directory" :
+		  S_ISSOCK(st.st_mode) ? "a socket" : "of another kind");
+	return -1;
 }
 
 int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
@@ -234,11 +254,16 @@ int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
 	size_t len = 0, cap = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO without a writer would block open() (a daemon
+	 * stuck there ignores its signals and starves its watchdog); only a
+	 * regular file is read, so the flag changes nothing else */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		cfg_error(&d, 0, "cannot open: %s", strerror(errno));
 		return -1;
 	}
+	if (config_is_regular(&d, fd))
+		goto fail;
 	for (;;) {
 		ssize_t n;
 

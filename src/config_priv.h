@@ -17,12 +17,17 @@ struct cfg_diag {
 };
 
 #define CFG_MAX_ERRORS 50	/* then one "too many errors" and silence */
+/* Warnings printed at most; the rest are counted and cfg_diag_end says how
+ * many (a generated config of 100,000 classes can warn for each). */
+#define CFG_MAX_WARNINGS 20
 
 /* line 0: "NAME: message" (no line applies). */
 void cfg_error(struct cfg_diag *d, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void cfg_warn(struct cfg_diag *d, unsigned line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* After the last diagnostic: the count of warnings not printed, if any. */
+void cfg_diag_end(struct cfg_diag *d);
 
 /* The candidate closest to word by edit distance, if close enough to be a
  * likely typo; else NULL. */

@@ -47,9 +47,18 @@ void cfg_warn(struct cfg_diag *d, unsigned line, const char *fmt, ...)
 	va_list ap;
 
 	d->warnings++;
+	if (d->warnings > CFG_MAX_WARNINGS)
+		return;		/* counted; cfg_diag_end says how many more */
 	va_start(ap, fmt);
 	vdiag(d, line, "warning: ", fmt, ap);
 	va_end(ap);
+}
+
+void cfg_diag_end(struct cfg_diag *d)
+{
+	if (d->out && d->warnings > CFG_MAX_WARNINGS)
+		fprintf(d->out, "%s: %u more warnings not shown (%u in all)\n", d->name,
+			d->warnings - CFG_MAX_WARNINGS, d->warnings);
 }
 
 /* Edit distance with adjacent transpositions (optimal string alignment),

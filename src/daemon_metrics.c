@@ -95,8 +95,11 @@ static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned int code, c
  * The exposition's buffer is kept for the next scrape: at 100,000 classes
  * it is 130 MB, and a fresh one each time cost the kernel a page fault and
  * a cleared page per 4 KB (a seventh of a scrape's CPU, measured with
- * perf). MHD hands it back when the response is sent; requests and that
- * callback run in MHD's one thread, so the spare needs no lock.
+ * perf). MHD hands it back when the response is sent. A request may come
+ * while an earlier response is still being sent (a slow reader): it then
+ * finds no spare and starts an empty buffer of its own. The spare moves
+ * under the server's lock: MHD_stop_daemon frees pending responses from
+ * the daemon's thread, not MHD's.
  */
 struct body {
 	struct metrics_server *m_owner;
@@ -125,14 +128,30 @@ static ssize_t body_write(void *cookie, const char *data, size_t n)
 	return (ssize_t)n;
 }
 
+/* b takes the spare buffer, if there is one. */
+static void body_take_spare(struct metrics_server *m, struct body *b)
+{
+	pthread_mutex_lock(&m->lock);
+	b->buf = m->spare;
+	b->cap = m->spare ? m->spare_cap : 0;
+	m->spare = NULL;
+	m->spare_cap = 0;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* b's buffer becomes the spare, or is freed if there is one already. */
 static void body_done(struct metrics_server *m, struct body *b)
 {
+	char *drop = b->buf;
+
+	pthread_mutex_lock(&m->lock);
 	if (!m->spare) {
 		m->spare = b->buf;
 		m->spare_cap = b->cap;
-	} else {
-		free(b->buf);
+		drop = NULL;
 	}
+	pthread_mutex_unlock(&m->lock);
+	free(drop);
 }
 
 /* MHD's free callback for a sent exposition: the buffer becomes the spare. */
@@ -161,9 +180,7 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 	o.daemon = &dm;
 	if (b) {
 		b->m_owner = m;
-		b->buf = m->spare;
-		b->cap = m->spare_cap;
-		m->spare = NULL;
+		body_take_spare(m, b);
 		f = fopencookie(b, "w", io);
 	}
 	if (!f) {
@@ -252,6 +269,7 @@ void metrics_server_stop(struct metrics_server *m)
 	snapshot_memo_free(&m->memo);
 	free(m->spare);
 	m->spare = NULL;
+	m->spare_cap = 0;
 	if (m->lock_init)
 		pthread_mutex_destroy(&m->lock);
 	m->lock_init = false;

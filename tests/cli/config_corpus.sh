@@ -157,10 +157,26 @@ else
 	fail file/missing "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
 fi
 run check config "$tmp"
-if [ "$rc" = 1 ] && grep -qF "$tmp: cannot read: Is a directory" "$tmp/err"; then
+if [ "$rc" = 1 ] && grep -qF "$tmp: a directory, not a regular file" "$tmp/err"; then
 	pass file/directory
 else
 	fail file/directory "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
+fi
+# a FIFO without a writer: 7112e5f blocked in open() (a daemon there
+# ignored its signals); now one line at once
+mkfifo "$tmp/fifo"
+rc=0
+timeout 10 "$HTBCTL" check config "$tmp/fifo" >"$tmp/out" 2>"$tmp/err" || rc=$?
+if [ "$rc" = 1 ] && grep -qF "$tmp/fifo: a FIFO or pipe, not a regular file" "$tmp/err"; then
+	pass file/fifo
+else
+	fail file/fifo "exit status $rc (124: it hung): $(tr '\n' '|' <"$tmp/err")"
+fi
+run check config /dev/zero
+if [ "$rc" = 1 ] && grep -qF "/dev/zero: a character device, not a regular file" "$tmp/err"; then
+	pass file/device
+else
+	fail file/device "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
 fi
 # unreadable: only meaningful without CAP_DAC_OVERRIDE
 if [ "$(id -u)" != 0 ]; then
@@ -172,6 +188,17 @@ if [ "$(id -u)" != 0 ]; then
 	else
 		fail file/unreadable "exit status $rc: $(tr '\n' '|' <"$tmp/err")"
 	fi
+fi
+# warnings past 20 are counted, not printed (7112e5f printed one line per
+# warning: a million for a generated config)
+{ printf '[class 1:1]\nrate = 10mbit\n'
+  for i in $(seq 16 45); do printf '[class 1:%x]\nparent = 1:1\nrate = 10kbit\n' "$i"; done; } > "$tmp/warny.ini"
+run check config "$tmp/warny.ini"
+if [ "$rc" = 0 ] && [ "$(grep -c 'warning: quantum' "$tmp/err")" = 20 ] &&
+   grep -qF "$tmp/warny.ini: 10 more warnings not shown (30 in all)" "$tmp/err"; then
+	pass file/warnings-capped
+else
+	fail file/warnings-capped "exit status $rc, $(grep -c warning "$tmp/err") warning lines: $(tail -1 "$tmp/err")"
 fi
 # JSON mode failure: an error object on stdout for scripts
 run -j check config "$dir/invalid/unknown-key.ini"

@@ -94,6 +94,34 @@ test_o_writes_the_file_atomically() {
 }
 
 
+# -o over what is not a regular file: refused with one line, the node as
+# it was (7112e5f renamed its file over a device node, a FIFO, a link).
+test_o_refuses_what_is_not_a_regular_file() {
+	local f kind
+	loaded
+	mknod "$tmp/null" c 1 3 && mkfifo "$tmp/fifo" && echo keep > "$tmp/target" &&
+		ln -s target "$tmp/link" && mkdir "$tmp/dir" || fail "cannot make the special files"
+	for f in null fifo link dir; do
+		kind=$(stat -c %F "$tmp/$f")
+		refused_with 1 "-o $tmp/$f: .*regular file" h metrics dev "$SND_IF" -o "$tmp/$f"
+		[ "$(stat -c %F "$tmp/$f")" = "$kind" ] || fail "$f is now $(stat -c %F "$tmp/$f"), was $kind"
+	done
+	[ "$(cat "$tmp/target")" = keep ] || fail "the link's target changed"
+	[ -z "$(ls "$tmp" | grep -v '^\(null\|fifo\|link\|dir\|target\|c.ini\|err\|out\)$')" ] ||
+		fail "a file left: $(ls "$tmp" | tr '\n' ' ')"
+}
+
+# -o over a regular file keeps its mode and owner.
+test_o_keeps_mode_and_owner() {
+	loaded
+	echo old > "$tmp/out.prom"
+	chmod 600 "$tmp/out.prom" && chown 65534:65534 "$tmp/out.prom" || fail "chmod/chown"
+	metrics -o "$tmp/out.prom" || fail "metrics -o failed: $(oneline "$tmp/err")"
+	promtool_ok "$tmp/out.prom"
+	[ "$(stat -c '%a %u %g' "$tmp/out.prom")" = "600 65534 65534" ] ||
+		fail "mode and owner now $(stat -c '%a %u %g' "$tmp/out.prom"), were 600 65534 65534"
+}
+
 test_bad_values_refused() {
 	local m="h metrics dev $SND_IF" d="h daemon dev $SND_IF config $tmp/c.ini --no-qdisc"
 	loaded
@@ -110,12 +138,13 @@ test_bad_values_refused() {
 	refused_with 1 'not loaded\|no htbctl' $m
 }
 
-# The daemon on 127.0.0.1:PORT of the sender's namespace, its log in $tmp/log.
+# The daemon on 127.0.0.1:PORT of the sender's namespace with $tmp/c.ini
+# (conf's tree unless the case wrote one), its log in $tmp/log.
 dpid=
 start_daemon() {	# port [extra args]
 	local port=$1
 	shift
-	conf > "$tmp/c.ini"
+	[ -s "$tmp/c.ini" ] || conf > "$tmp/c.ini"
 	nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
 		--no-qdisc --metrics "127.0.0.1:$port" "$@" >> "$tmp/log" 2>&1 &
 	dpid=$!
@@ -156,6 +185,27 @@ test_daemon_serves_metrics() {
 	[ -n "$r" ] && [ "$r" -gt 50000 ] && [ "$r" -lt 200000 ] ||
 		fail "1:10's current rate between two scrapes: '$r' B/s for about 100 kB/s of pings"
 	note "current rate $r B/s"
+}
+
+# A scrape that comes while an earlier one is still being sent to a slow
+# reader (the exposition of 5,000 classes, a few MB, outlasts the socket
+# buffers): 7112e5f's server took the spare buffer's capacity without the
+# buffer and wrote the second exposition through a NULL pointer.
+test_overlapping_scrapes_keep_the_daemon_up() {
+	local slow
+	scripts/gen-config.sh 5000 > "$tmp/c.ini"
+	start_daemon 9106 --metrics-classes all
+	in_snd curl -sf "http://127.0.0.1:9106/metrics" > "$tmp/m1" || fail "no first scrape"
+	in_snd curl -s --limit-rate 20k -m 8 "http://127.0.0.1:9106/metrics" > "$tmp/slow" &
+	slow=$!
+	sleep 1
+	in_snd curl -sf -m 20 "http://127.0.0.1:9106/metrics" > "$tmp/m2" ||
+		fail "the scrape beside a slow one failed: $(oneline "$tmp/log")"
+	kill -0 "$dpid" 2> /dev/null || fail "the daemon died: $(oneline "$tmp/log")"
+	wait "$slow"
+	[ "$(grep -c '^htbctl_class_bytes_total' "$tmp/m2")" -ge 5000 ] ||
+		fail "the second scrape holds $(grep -c '^htbctl_class_bytes_total' "$tmp/m2") classes"
+	in_snd curl -sf "http://127.0.0.1:9106/metrics" > /dev/null || fail "no scrape after both"
 }
 
 test_daemon_reports_its_reloads() {
