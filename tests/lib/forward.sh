@@ -50,17 +50,35 @@ fwd_offer() {
 	local role=$1 src=$2; shift 2
 	{ "in_$role" "$FG" send ${src:+--src "$src"} --size $FWD_LEN --seconds $((FWD_SECS + 1)) "$@" 2>&1 |
 		sed "s/^/${src:--} /" >> "$FWD_DIR/$FWD_PREFIX.send"; } &
+	FWD_SENDERS+=($!)
 }
 
 # fwd_recv_up ROLE:PORT:FLOWS: a receiver of the current topology, in the
-# background, its window from FWD_SKIP to FWD_SECS, and on for 3 s after
-# the senders (FWD_SECS + 1) to count what was late; its report goes to
-# $FWD_DIR/PREFIX.ROLE.recv.
+# background, its window from FWD_SKIP to FWD_SECS after the first
+# datagram (under emulation the senders start seconds after the receivers
+# say ready), on until fwd_round stops it after the senders; its report
+# goes to $FWD_DIR/PREFIX.ROLE.recv.
+FWD_SENDERS=() FWD_RECEIVERS=()
 fwd_recv_up() {
 	local role port flows
 	IFS=: read -r role port flows <<<"$1"
-	"in_$role" "$FG" recv --port "$port" --flows "$flows" --seconds $((FWD_SECS + 4)) \
-		--skip $FWD_SKIP --until $FWD_SECS > "$FWD_DIR/$FWD_PREFIX.$role.recv" 2>&1 &
+	# nsenter itself, not in_ROLE: $! must be the receiver's pid (nsenter
+	# execs it), not a subshell's that a SIGTERM would end without it
+	if [ "$role" = c ]; then role=$FWD_C; else role=$FWD_U; fi
+	nsenter --net=/run/netns/"$role" "$FG" recv --port "$port" --flows "$flows" \
+		--seconds $((FWD_SECS + 60)) --skip $FWD_SKIP --until $FWD_SECS --from-first \
+		> "$FWD_DIR/$FWD_PREFIX.${1%%:*}.recv" 2>&1 &
+	FWD_RECEIVERS+=($!)
+}
+
+# fwd_stop_receivers: once the senders are done and a second has passed
+# for what is still on its way, the receivers report.
+fwd_stop_receivers() {
+	wait "${FWD_SENDERS[@]}" 2> /dev/null
+	sleep 1
+	kill -TERM "${FWD_RECEIVERS[@]}" 2> /dev/null
+	wait "${FWD_RECEIVERS[@]}" 2> /dev/null
+	FWD_SENDERS=() FWD_RECEIVERS=()
 }
 
 # fwd_ready FILE...: returns once every receiver has said ready, 1 after 30 s.
@@ -92,11 +110,28 @@ fwd_pings() {
 			IFS=: read -r name src dst <<<"$q"
 			TSPROBE_SRC=$src in_c timeout $((FWD_SECS + 10)) "$FWD_TP" ping "${dst:-$SRV4}" \
 				"$(fwd_ping_count)" $FWD_PING_GAP_US > "$FWD_DIR/$p.ping.$name" 2>&1 &
+			FWD_SENDERS+=($!)
 		done
 	done
 	unset TSPROBE_START_NS
 }
 fwd_ping_count() { echo $(((FWD_SECS - FWD_SKIP - 1) * 1000000 / FWD_PING_GAP_US)); }
+
+# fwd_drop_counters PREFIX...: every namespace's links' drops and the
+# nonzero drop and error counters of its stack, for the record.
+fwd_drop_counters() {
+	local p n
+	for p; do
+		fwd_use "$p"
+		for n in "$FWD_C" "$FWD_G" "$FWD_U"; do
+			[ -e "/run/netns/$n" ] || continue
+			echo "== $n"
+			ip -n "$n" -s link | awk '/^[0-9]+:/ { d = $2 } /RX:|TX:/ { getline; print d, $0 }'
+			nsenter --net=/run/netns/"$n" nstat -az 2>/dev/null |
+				awk '$2 != 0 && $1 ~ /Err|Drop|Discard|Fail|Overflow|Prune|Collapse/'
+		done
+	done
+}
 
 # fwd_warm PREFIX...: one ping for each "SRC,DST" of FWD_WARM (SRC empty:
 # the namespace's choice) from the subscribers' namespace, so that every
@@ -146,8 +181,10 @@ fwd_round() {
 		else
 			rc=1
 		fi
+		fwd_stop_receivers
 		wait
 		step "the CPUs' backlogs dropped $(($(fwd_backlog_drops) - ${FWD_DROPS0:-0})) packets"
+		fwd_drop_counters "$hp" "$kp" >> "$RESULTS/$SCENARIO.drops.log" 2>&1
 		fwd_use "$hp"
 		for r in $FWD_DOWN $FWD_UP; do
 			echo "== $hp $r"

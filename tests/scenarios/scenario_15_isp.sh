@@ -73,7 +73,7 @@ step "htbctl under its daemon with $n classes after $((SECONDS - t0)) s"
 fwd_recv_up c:6000:4
 fwd_ready "$FWD_DIR/s15h.c.recv" || { fail "scenario15: receiver"; exit 1; }
 fwd_offer u "" "${targets[@]}"
-wait
+fwd_stop_receivers
 unshape_htbctl
 cp "$FWD_DIR"/s15h.* "$RESULTS/"
 

@@ -5,7 +5,7 @@
  *
  *   flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N] TARGET...
  *   flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]
- *                [--bind ADDR]
+ *                [--from-first] [--bind ADDR]
  *
  * send: TARGET is DST,PORT,FLOWS,RATE (commas, so that an IPv6 DST needs no
  * brackets), e.g. 198.18.2.2,6000,2000,12000000 or fd00:2::2,6000,300,3m.
@@ -49,7 +49,9 @@
  * its length is counted). Each datagram's destination address comes from
  * IP_PKTINFO or IPV6_PKTINFO. Once every socket is bound it prints "ready"
  * (flushed); D (default 10), S (default 0) and U (default D; S < U <= D)
- * count from there. It receives until D seconds after ready (or
+ * count from there, or with --from-first from the first datagram's
+ * arrival (senders that start a while after ready, as under emulation,
+ * then still fill the window). It receives until D seconds after ready (or
  * SIGTERM/SIGINT), and counts, per (source address, destination address)
  * pair, the datagrams and payload bytes read in the window from S seconds
  * after ready until U seconds after it (or the signal, if sooner), and
@@ -75,6 +77,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +135,7 @@ struct send_batch {
 struct recv_opts {
 	long port, flows;
 	double seconds, skip, until;	/* until 0: not set, D */
+	bool from_first;	/* D, S, U count from the first datagram */
 	union addr bind;
 	socklen_t bind_len;	/* 0: no --bind, :: dual-stack */
 };
@@ -164,7 +168,17 @@ struct pairs {
  * [ready, end]; closed, when the window actually closed (0 while open). */
 struct recv_times {
 	uint64_t skip_at, until_at, end, closed;
+	uint64_t t0;		/* what they count from; 0: the first datagram's arrival, not yet */
 };
+
+/* D, S and U from t0 on. */
+static void recv_clock(struct recv_times *t, const struct recv_opts *o, uint64_t t0)
+{
+	t->t0 = t0;
+	t->skip_at = t0 + (uint64_t)(o->skip * 1e9);
+	t->until_at = t0 + (uint64_t)(o->until * 1e9);
+	t->end = t0 + (uint64_t)(o->seconds * 1e9);
+}
 
 /* Set by SIGTERM and SIGINT: the only global, the handler's. */
 static volatile sig_atomic_t stop;
@@ -175,7 +189,7 @@ static void usage(FILE *f)
 		"usage: flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N] TARGET...\n"
 		"         TARGET = DST,PORT,FLOWS,RATE (RATE bits/s, k/m/g suffixes)\n"
 		"       flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]\n"
-		"                    [--bind ADDR]\n");
+		"                    [--from-first] [--bind ADDR]\n");
 }
 
 __attribute__((noreturn, format(printf, 1, 2)))
@@ -721,23 +735,36 @@ static void close_window(struct recv_times *t, uint64_t now)
 		t->closed = now;
 }
 
-/* Receives until end (or a signal), waking at until_at to close the window. */
-static void receive(int ep, struct recv_batch *b, struct pairs *p, struct recv_times *t)
+/* Receives until end (or a signal), waking at until_at to close the window;
+ * with --from-first the clock starts at the first datagram's arrival. */
+static void receive(int ep, struct recv_batch *b, struct pairs *p, struct recv_times *t,
+		    const struct recv_opts *o)
 {
 	struct epoll_event ev[MAX_EVENTS];
 
 	for (;;) {
 		uint64_t now = now_ns(), wake;
-		int n;
+		int n, ms = -1;
 
-		close_window(t, now);
-		if (stop || now >= t->end)
+		if (t->t0) {
+			close_window(t, now);
+			if (now >= t->end)
+				return;
+			wake = t->closed ? t->end : t->until_at;
+			ms = (int)((wake - now + 999999) / 1000000);
+		}
+		if (stop) {
+			if (!t->t0)
+				recv_clock(t, o, now);
+			close_window(t, now);
 			return;
-		wake = t->closed ? t->end : t->until_at;
-		n = epoll_wait(ep, ev, MAX_EVENTS, (int)((wake - now + 999999) / 1000000));
+		}
+		n = epoll_wait(ep, ev, MAX_EVENTS, ms);
 		if (n < 0 && errno != EINTR)
 			fail("epoll_wait");
 		now = now_ns();
+		if (n > 0 && !t->t0)
+			recv_clock(t, o, now);
 		for (int i = 0; i < n; i++)
 			drain(ev[i].data.fd, b, p, !t->closed && now >= t->skip_at);
 	}
@@ -795,7 +822,6 @@ static int do_recv(const struct recv_opts *o)
 	struct recv_batch *b = calloc(1, sizeof(*b));
 	struct pairs p = { 0 };
 	struct recv_times t = { 0 };
-	uint64_t t0;
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 
 	if (!b)
@@ -808,11 +834,9 @@ static int do_recv(const struct recv_opts *o)
 	open_ports(o, ep);
 	printf("ready\n");
 	fflush(stdout);
-	t0 = now_ns();
-	t.skip_at = t0 + (uint64_t)(o->skip * 1e9);
-	t.until_at = t0 + (uint64_t)(o->until * 1e9);
-	t.end = t0 + (uint64_t)(o->seconds * 1e9);
-	receive(ep, b, &p, &t);
+	if (!o->from_first)
+		recv_clock(&t, o, now_ns());
+	receive(ep, b, &p, &t, o);
 	report_pairs(&p, t.closed > t.skip_at ? (double)(t.closed - t.skip_at) / 1e9 : 0);
 	free(p.slot);
 	free(b);
@@ -874,6 +898,7 @@ static int main_recv(int argc, char **argv)
 		{ "skip", required_argument, NULL, 's' },
 		{ "until", required_argument, NULL, 'u' },
 		{ "bind", required_argument, NULL, 'b' },
+		{ "from-first", no_argument, NULL, 'f' },
 		{ 0 }
 	};
 	struct recv_opts o = { .seconds = 10 };
@@ -886,6 +911,7 @@ static int main_recv(int argc, char **argv)
 		case 't': o.seconds = parse_seconds("--seconds", optarg, 0); break;
 		case 's': o.skip = parse_seconds("--skip", optarg, 1); break;
 		case 'u': o.until = parse_seconds("--until", optarg, 0); break;
+		case 'f': o.from_first = true; break;
 		case 'b':
 			if (!parse_addr(optarg, &o.bind, &o.bind_len))
 				usage_error("--bind: '%s' is not an IPv4 or IPv6 address", optarg);
