@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 
 #include "loader.h"
 #include "maps_fill.h"
@@ -155,17 +156,45 @@ static int frame(const struct ctx *ctx, const char *ifname, const struct top_opt
 	return rc;
 }
 
-/* Waits up to ns for a key; true when it is q (or the input ended). */
-static bool quit_key(__u64 ns)
+/* Waits up to ns for a key or a signal (sfd, -1 for none); true when it
+ * is q, Ctrl-C, the input's end or a signal. */
+static bool quit_key(__u64 ns, int sfd)
 {
-	struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd p[2] = { { .fd = STDIN_FILENO, .events = POLLIN },
+			       { .fd = sfd, .events = POLLIN } };
 	char c;
 
-	if (poll(&p, 1, (int)(ns / 1000000)) <= 0)
+	if (poll(p, sfd >= 0 ? 2 : 1, (int)(ns / 1000000)) <= 0)
 		return false;
+	if (p[1].revents)
+		return true;
 	if (read(STDIN_FILENO, &c, 1) != 1)
 		return true;
 	return c == 'q' || c == 'Q' || c == 3;
+}
+
+/*
+ * The signals that end top arrive through a signalfd while the terminal is
+ * raw, so the terminal is restored whatever ends it (7112e5f left it raw on
+ * SIGTERM or SIGHUP). -1 if it cannot be had: the signals then keep their
+ * default action.
+ */
+static int quit_signals(sigset_t *old)
+{
+	sigset_t set;
+	int fd;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, old))
+		return -1;
+	fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0)
+		sigprocmask(SIG_SETMASK, old, NULL);
+	return fd;
 }
 
 int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
@@ -173,13 +202,15 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 	bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	struct snapshot_memo memo = { 0 };
 	struct termios old, raw;
-	int rc;
+	sigset_t mask;
+	int rc, sfd;
 
 	if (!tty) {
 		rc = frame(ctx, ifname, o, &memo, false);
 		snapshot_memo_free(&memo);
 		return rc ? EXIT_FAIL : EXIT_OK;
 	}
+	sfd = quit_signals(&mask);
 	tcgetattr(STDIN_FILENO, &old);
 	raw = old;
 	raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO | ISIG);	/* Ctrl-C comes as a key: the terminal is restored */
@@ -187,11 +218,15 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 	raw.c_cc[VTIME] = 0;
 	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	fputs("\033[?25l", stdout);	/* no cursor while it draws */
-	while ((rc = frame(ctx, ifname, o, &memo, true)) == 0 && !quit_key(o->interval_ns))
+	while ((rc = frame(ctx, ifname, o, &memo, true)) == 0 && !quit_key(o->interval_ns, sfd))
 		;
 	fputs("\033[?25h", stdout);
 	fflush(stdout);
 	tcsetattr(STDIN_FILENO, TCSANOW, &old);
+	if (sfd >= 0) {
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+	}
 	snapshot_memo_free(&memo);
 	return rc ? EXIT_FAIL : EXIT_OK;
 }

@@ -77,4 +77,28 @@ test_live_view_under_tmux() {
 	note "1:10 current rate $before then $after"
 }
 
+# SIGTERM and SIGHUP end top with the terminal as it was (7112e5f died
+# with the terminal raw: no echo, no line editing).
+test_a_signal_restores_the_terminal() {
+	local sig pid
+	command -v tmux > /dev/null || fail "no tmux (scripts/setup.sh installs it)"
+	loaded
+	for sig in TERM HUP; do
+		tm kill-server 2> /dev/null
+		tm new-session -d -s top -x 120 -y 30 \
+			"nsenter --net=/run/netns/$SND_NS $HTBCTL top dev $SND_IF interval 200ms; echo TOP-EXITED \$?; stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'; sleep 30" ||
+			fail "no tmux session"
+		wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q '(q quits)'" ||
+			fail "no view: $(pane | head -3 | tr '\n' ' ')"
+		pid=$(pgrep -f "^$HTBCTL top dev $SND_IF" | head -1)
+		[ -n "$pid" ] || fail "no top process"
+		kill -"$sig" "$pid"
+		wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q 'TOP-EXITED'" ||
+			fail "SIG$sig did not end top: $(pane | tail -3 | tr '\n' ' ')"
+		wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -qx -- '-\?icanon'" ||
+			fail "no stty line after SIG$sig: $(pane | tail -3 | tr '\n' ' ')"
+		pane | grep -qx 'icanon' || fail "after SIG$sig the terminal is raw: $(pane | grep -A1 TOP-EXITED | tr '\n' ' ')"
+	done
+}
+
 . "$(dirname "$0")/../lib/runner.sh"
