@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "import.h"
@@ -158,19 +159,51 @@ static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned l
 				       strstr(cmd, " flush"));
 }
 
+/* A script is read whole from a regular file of at most this size: a
+ * device (7112e5f read /dev/zero as one line until memory ran out) or a
+ * FIFO (which blocks) is refused. 10,000 LibreQoS circuits are 1.6 MB. */
+#define SCRIPT_MAX_BYTES	(64u << 20)
+
+static FILE *open_script(const struct ctx *ctx, const char *file)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		p_err(ctx, "%s: %s", file, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		p_err(ctx, "%s: not a regular file: a script is read from a file", file);
+		goto fail;
+	}
+	if ((unsigned long long)st.st_size > SCRIPT_MAX_BYTES) {
+		p_err(ctx, "%s: over %u MiB: not a tc script htbctl reads", file,
+		      SCRIPT_MAX_BYTES >> 20);
+		goto fail;
+	}
+	f = fdopen(fd, "r");
+	if (f)
+		return f;
+	p_err(ctx, "%s: %s", file, strerror(errno));
+fail:
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
 /* The file as tc commands; continuation lines (ending in \) joined. */
 static int read_script(const struct ctx *ctx, struct script *s)
 {
-	FILE *f = fopen(s->file, "r");
+	FILE *f = open_script(ctx, s->file);
 	char *buf = NULL, *logical = NULL;
 	size_t cap = 0, llen = 0;
 	unsigned lineno = 0, start = 0;
 	int rc = 0;
 
-	if (!f) {
-		p_err(ctx, "%s: %s", s->file, strerror(errno));
+	if (!f)
 		return -1;
-	}
 	while (!rc && getline(&buf, &cap, f) >= 0) {
 		size_t n = strcspn(buf, "\r\n");
 		bool more = n && buf[n - 1] == '\\';

@@ -62,8 +62,9 @@ static __u64 per_s(__u64 now, __u64 then, const struct snapshot *sn)
 	return dt && now > then ? (__u64)((unsigned __int128)(now - then) * HTB_NSEC_PER_SEC / dt) : 0;
 }
 
+/* classes: the device's (shown: sn->nrows, after sort and n). */
 static void print_header(FILE *f, const char *ifname, const struct snapshot *sn,
-			 const struct top_opts *o, __u32 shown, bool tty)
+			 const struct top_opts *o, __u32 classes, bool tty)
 {
 	char r[UNIT_BUF], t[UNIT_BUF];
 	__u64 sent = 0;
@@ -72,14 +73,14 @@ static void print_header(FILE *f, const char *ifname, const struct snapshot *sn,
 		if ((sn->conf[s].flags & HTB_CONF_VALID) && sn->conf[s].depth == 1)
 			sent += snapshot_rate(sn, s, false);
 	sprint_time(o->interval_ns, t, sizeof(t));
-	fprintf(f, "htbctl top: dev %s, %u classes, every %s, by %s%s\n", ifname, sn->nrows, t,
+	fprintf(f, "htbctl top: dev %s, %u classes, every %s, by %s%s\n", ifname, classes, t,
 		sort_label[o->sort], tty ? " (q quits)" : "");
 	sprint_rate(sent, r, sizeof(r));
 	fprintf(f, " sending %s; unclassified %llu pkt, dropped %llu, spare bandwidth %s; %u shown\n\n",
 		r, (unsigned long long)sn->ds.unclassified_packets,
 		(unsigned long long)sn->ds.drops,
 		sn->t0 < sn->rt.share_until_ns ? "by prio and quantum" : "first come, first served",
-		shown);
+		sn->nrows);
 	fprintf(f, "%-10s %-10s %10s %10s %10s  %-*s %5s %9s %9s\n", "CLASS", "PARENT", "RATE",
 		"CEIL", "CURRENT", BAR, "OF CEIL", "", "DROPS/s", "DELAY");
 }
@@ -119,6 +120,7 @@ static int frame(const struct ctx *ctx, const char *ifname, const struct top_opt
 	struct maps mp;
 	char *buf = NULL;
 	size_t len = 0;
+	__u32 classes;
 	FILE *f;
 	int rc = -1;
 
@@ -134,12 +136,13 @@ static int frame(const struct ctx *ctx, const char *ifname, const struct top_opt
 		snapshot_memo_apply(memo, &sn);
 		snapshot_memo_save(memo, &sn);
 		snapshot_sort(&sn);
+		classes = sn.nrows;
 		show_filter_rows(&sn, &fl);
 		f = open_memstream(&buf, &len);
 		if (f) {
 			if (tty)
 				fputs("\033[H\033[2J", f);
-			print_header(f, ifname, &sn, o, sn.nrows, tty);
+			print_header(f, ifname, &sn, o, classes, tty);
 			for (__u32 i = 0; i < sn.nrows; i++)
 				print_row(f, &sn, sn.rows[i].slot);
 			if (!fclose(f)) {

@@ -46,6 +46,10 @@ test_sort_and_n() {
 	loaded
 	h top dev "$SND_IF" sort delay n 2 < /dev/null > "$tmp/top" 2> "$tmp/err" || fail "top failed"
 	[ "$(grep -c '^1:' "$tmp/top")" = 2 ] || fail "n 2: $(grep '^1:' "$tmp/top" | tr '\n' ' ')"
+	# the device's classes in the header, the rows below it as shown
+	# (7112e5f said "2 classes" here)
+	grep -q "^htbctl top: dev $SND_IF, 4 classes," "$tmp/top" && grep -q "; 2 shown$" "$tmp/top" ||
+		fail "header: $(head -2 "$tmp/top" | tr '\n' ' ')"
 	refused_with 2 "interval '10ms'" h top dev "$SND_IF" interval 10ms
 	refused_with 2 "sort 'x'" h top dev "$SND_IF" sort x
 	h unload dev "$SND_IF" > /dev/null
