@@ -39,6 +39,10 @@ static inline __u64 daemon_now_ms(void)
  * the daemon that holds it). */
 int daemon_lock(const struct ctx *ctx, const char *ifname);
 
+/* The pid of the daemon that holds IFACE's lock: 0 when none does, -1 when
+ * one does and has not written its pid yet. */
+int daemon_holder(const char *ifname);
+
 /* ---- daemon_watch.c ---- */
 
 /*

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/file.h>
@@ -77,6 +78,27 @@ static int write_pid(int fd)
 	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, n, 0) != n)
 		return -1;
 	return 0;
+}
+
+int daemon_holder(const char *ifname)
+{
+	char path[sizeof(DAEMON_RUN_DIR) + 64], pid[24];
+	int fd, holder = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/daemon.%s", DAEMON_RUN_DIR, ifname);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	/* a shared lock, at once released: it is refused only while the
+	 * daemon holds its exclusive one */
+	if (flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK) {
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		holder = atoi(pid) > 0 ? atoi(pid) : -1;
+	}
+	close(fd);
+	return holder;
 }
 
 int daemon_lock(const struct ctx *ctx, const char *ifname)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "daemon.h"
 #include "loader.h"
 
 /* Without --force, only a device that is loaded and attached. With it,
@@ -60,6 +61,31 @@ static int unload_target(struct session *s, bool force)
 		return -1;
 	}
 	return -1;
+}
+
+/*
+ * A daemon keeping the device shaped loads its config again within a
+ * couple of seconds of an unload (7112e5f's unload was silently undone):
+ * refused, saying which daemon and how to stop it; with --force the unload
+ * goes on and says the daemon will load again.
+ */
+static int daemon_in_the_way(const struct ctx *ctx, const struct load_opts *o)
+{
+	int pid = daemon_holder(o->ifname);
+	char p[24] = "starting";
+
+	if (!pid)
+		return 0;
+	if (pid > 0)
+		snprintf(p, sizeof(p), "pid %d", pid);
+	if (!o->force) {
+		p_err(ctx, "the htbctl daemon for %s (%s) would load it again: stop it first "
+		      "(systemctl stop htbctl@%s, or kill it), or add --force", o->ifname, p,
+		      o->ifname);
+		return -1;
+	}
+	p_warn(ctx, "the htbctl daemon for %s (%s) runs and will load it again", o->ifname, p);
+	return 0;
 }
 
 /* meta with the saved root, and the id of the pinned program: the filter
@@ -117,7 +143,8 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 	struct session s;
 	int ret = EXIT_FAIL, orphans = 0;
 
-	if (session_open(&s, ctx, &cmd, o->ifname) || unload_target(&s, o->force))
+	if (session_open(&s, ctx, &cmd, o->ifname) || unload_target(&s, o->force) ||
+	    daemon_in_the_way(ctx, o))
 		goto out;
 	have_meta = s.have_meta && read_meta(o->ifname, &s.m, &saved);
 	if (have_meta && loader_undo(ctx, o->ifname, s.ifindex, &s.m, &saved, false,

@@ -43,7 +43,9 @@ static const struct cmd cmds[] = {
 	  "Removes the filter, the pins, the clsact qdisc htbctl created and its fq, "
 	  "restoring the root qdisc that was there before load. --force also clears "
 	  "the pins of a load that did not finish or whose filter is gone (stale "
-	  "pins), undoing what they record, even if IFACE no longer exists." },
+	  "pins), undoing what they record, even if IFACE no longer exists. While "
+	  "an htbctl daemon keeps IFACE shaped, unload is refused (the daemon would "
+	  "load it again): stop the daemon first, or add --force." },
 	{ "show", do_show, "dev IFACE [interval TIME] [class ID] [sort rate|drops|delay|borrowed] [n N]",
 	  "the class tree with its settings and live statistics",
 	  "Like tc -s class show: settings, sent bytes and packets, drops, "

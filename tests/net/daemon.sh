@@ -121,6 +121,18 @@ test_new_daemon_adopts_load() {
 	stop_daemon TERM
 	start_daemon 50
 }
+# unload beside a running daemon, which would load the device again
+# within seconds (7112e5f's unload was silently undone): refused, naming
+# the daemon; the device stays shaped.
+test_unload_refused_while_a_daemon_runs() {
+	start_daemon 10
+	refused_with 1 "the htbctl daemon for $SND_IF (pid $dpid) would load it again" \
+		h unload dev "$SND_IF"
+	attached || fail "the device is no longer shaped"
+	alive
+	stop_daemon TERM
+	ok h unload dev "$SND_IF"
+}
 test_sigint_exits_0_then_unload() {
 	start_daemon 10
 	stop_daemon INT

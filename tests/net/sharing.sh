@@ -94,7 +94,8 @@ test_the_loop_follows_a_reload() {
 
 test_the_loop_follows_unload_and_load() {
 	start_daemon
-	h unload dev "$SND_IF" > /dev/null 2>&1 || fail "unload failed"
+	# --force: without it unload refuses while the daemon runs
+	h unload dev "$SND_IF" --force > /dev/null 2>&1 || fail "unload failed"
 	# the daemon loads again at its next check (2 s), the loop follows
 	wait_for 8 sharing_is prio_quantum || fail "no sharing after the daemon loaded again: $(oneline "$tmp/log")"
 }
