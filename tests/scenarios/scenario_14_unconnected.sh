@@ -8,7 +8,8 @@
 #      2,000 flows;
 #   B (198.18.1.3): rate 1.25 Mbit/s, ceil 3, offered half its rate over
 #      300 flows; both from the one socket of one flowgen;
-# a ping to B's address every 10 ms. htbctl and kernel HTB with fq_codel
+# a ping to B's address every 10 ms; A's leaf a FIFO, B's the defaults, as
+# in scenarios 12 and 13 (tests/lib/forward.sh says why). htbctl and kernel HTB with fq_codel
 # leaves side by side on two hosts; the bars are tests/lib/forward.sh's:
 # each class within 3% of HTB and of the ideal, B lossless, B's ping p99
 # within 2 ms of HTB + fq_codel's.
@@ -21,7 +22,7 @@ host_up s14h 2 3 && host_up s14k 2 3 || { fail "scenario14: host setup"; exit 1;
 conf=$work/conf/host.ini
 { ini device default=1:30
   ini 'class 1:1' rate=3mbit $FWD_BURSTS
-  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS 'match=dst 198.18.1.2/32'
+  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS aqm=off 'match=dst 198.18.1.2/32'
   ini 'class 1:20' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS 'match=dst 198.18.1.3/32'
   ini 'class 1:30' parent=1:1 rate=500kbit ceil=3mbit $FWD_BURSTS; } > "$conf"
 
