@@ -171,10 +171,10 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
 	return 0;
 }
 
-static const char *file_kind(mode_t m)
+const char *file_kind(mode_t m)
 {
 	return S_ISLNK(m) ? "a symbolic link" : S_ISCHR(m) ? "a character device" :
-	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO or pipe" :
 	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
 }
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common.h"
 #include "config_priv.h"
 
 #define CFG_MAX_FILE (64u << 20)
@@ -241,9 +242,7 @@ static int config_is_regular(struct cfg_diag *d, int fd)
 	if (S_ISREG(st.st_mode))
 		return 0;
 	cfg_error(d, 0, "%s, not a regular file: a config is read from a file",
-		  S_ISFIFO(st.st_mode) ? "a FIFO or pipe" : S_ISCHR(st.st_mode) ? "a character device" :
-		  S_ISBLK(st.st_mode) ? "a block device" : S_ISDIR(st.st_mode) ? "a directory" :
-		  S_ISSOCK(st.st_mode) ? "a socket" : "of another kind");
+		  file_kind(st.st_mode));
 	return -1;
 }
 

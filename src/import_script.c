@@ -175,7 +175,8 @@ static FILE *open_script(const struct ctx *ctx, const char *file)
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		p_err(ctx, "%s: not a regular file: a script is read from a file", file);
+		p_err(ctx, "%s: %s, not a regular file: a script is read from a file", file,
+		      file_kind(st.st_mode));
 		goto fail;
 	}
 	if ((unsigned long long)st.st_size > SCRIPT_MAX_BYTES) {

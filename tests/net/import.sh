@@ -85,9 +85,9 @@ test_refusals() {
 	refused_with 1 "nosuch.tc: No such file" "$HTBCTL" import script "$tmp/nosuch.tc"
 	# a device or a FIFO: one line at once (7112e5f read /dev/zero until
 	# memory ran out, and blocked on a FIFO)
-	refused_with 1 "/dev/zero: not a regular file" timeout 10 "$HTBCTL" import script /dev/zero
+	refused_with 1 "/dev/zero: a character device, not a regular file" timeout 10 "$HTBCTL" import script /dev/zero
 	mkfifo "$tmp/fifo.tc"
-	refused_with 1 "fifo.tc: not a regular file" timeout 10 "$HTBCTL" import script "$tmp/fifo.tc"
+	refused_with 1 "fifo.tc: a FIFO or pipe, not a regular file" timeout 10 "$HTBCTL" import script "$tmp/fifo.tc"
 	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev eth0 parent 1: classid 1:1 htb rate 0\n' > "$tmp/bad.tc"
 	refused_with 1 "bad.tc:2: tc refused the command" "$HTBCTL" import script "$tmp/bad.tc"
 	# a refused command after 2,000 commands whose kernel warnings (quantum
