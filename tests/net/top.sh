@@ -87,21 +87,23 @@ test_a_signal_restores_the_terminal() {
 	local sig pid
 	command -v tmux > /dev/null || fail "no tmux (scripts/setup.sh installs it)"
 	loaded
+	# the previous case's tmux server (one socket for the file) may still be going
+	wait_for 5 sh -c "! tmux -L htbtop$$ ls > /dev/null 2>&1" || fail "a tmux server stays"
 	for sig in TERM HUP; do
-		tm kill-server 2> /dev/null
-		tm new-session -d -s top -x 120 -y 30 \
+		# a session of its own for each signal (a server killed just before
+		# may still be going when the next starts)
+		tm new-session -d -s "t$sig" -x 120 -y 30 \
 			"nsenter --net=/run/netns/$SND_NS $HTBCTL top dev $SND_IF interval 200ms; echo TOP-EXITED \$?; stty -a | tr ' ' '\n' | grep -x -- '-\?icanon'; sleep 30" ||
 			fail "no tmux session"
-		wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q '(q quits)'" ||
-			fail "no view: $(pane | head -3 | tr '\n' ' ')"
+		wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t t$sig | grep -q '(q quits)'" ||
+			fail "no view: $(tm capture-pane -p -t "t$sig" | head -3 | tr '\n' ' ')"
 		pid=$(pgrep -f "^$HTBCTL top dev $SND_IF" | head -1)
 		[ -n "$pid" ] || fail "no top process"
 		kill -"$sig" "$pid"
-		wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -q 'TOP-EXITED'" ||
-			fail "SIG$sig did not end top: $(pane | tail -3 | tr '\n' ' ')"
-		wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t top | grep -qx -- '-\?icanon'" ||
-			fail "no stty line after SIG$sig: $(pane | tail -3 | tr '\n' ' ')"
-		pane | grep -qx 'icanon' || fail "after SIG$sig the terminal is raw: $(pane | grep -A1 TOP-EXITED | tr '\n' ' ')"
+		wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t t$sig | grep -qx -- '-\?icanon'" ||
+			fail "SIG$sig did not end top: $(tm capture-pane -p -t "t$sig" | tail -3 | tr '\n' ' ')"
+		tm capture-pane -p -t "t$sig" | grep -qx 'icanon' ||
+			fail "after SIG$sig the terminal is raw: $(tm capture-pane -p -t "t$sig" | grep -A1 TOP-EXITED | tr '\n' ' ')"
 	done
 }
 
