@@ -26,7 +26,9 @@
 
 RUN_FILE=${0##*/}
 RUN_FILE=${RUN_FILE%.sh}
-RUN_PAIR=ht
+# the pair's prefix: two runs at once (two worktrees, two people) each
+# set their own, e.g. RUN_PAIR=hb (at most 12 characters: veth names)
+RUN_PAIR=${RUN_PAIR:-ht}
 
 # fail WHY / skip WHY end the case (also from a function it calls); the
 # first reason given is the one reported. From inside $(...) only that
