@@ -20,6 +20,10 @@
 #define HTB_MAX_MARK_MASKS	8	/* distinct mark masks in one config */
 #define HTB_NSEC_PER_SEC	1000000000ull
 #define HTB_MBUFFER_NS		(60 * HTB_NSEC_PER_SEC)	/* HTB's mbuffer */
+/* The longest buffer (burst at the rate): HTB's, 2^32 ticks of 64 ns
+ * (tc_htb_opt.buffer is a __u32 of PSCHED ticks), 274.9 s. It also keeps
+ * tokens + elapsed time far from overflowing an __s64. */
+#define HTB_BUFFER_MAX_NS	(0x100000000ull << 6)
 /* htb_runtime.horizon_ns == 0 means this (fq's default horizon). */
 #define HTB_DEFAULT_HORIZON_NS	(10 * HTB_NSEC_PER_SEC)
 /* htb_class_conf.limit_ns == 0 means this. */

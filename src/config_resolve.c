@@ -235,6 +235,30 @@ static void check_device_aqm(struct cfg_parse *ps)
 		       "[device]", &ps->dev.aqm);
 }
 
+/* A burst the config wrote (line != 0): less than a GSO packet is a
+ * warning; longer than HTB's largest buffer at its rate an error (2^64-1
+ * bytes was taken and capped without a word; tc cannot write it). */
+static void check_burst(struct cfg_parse *ps, unsigned line, const char *key,
+			__u64 bytes, __u32 classid, const char *rate_key, __u64 rate)
+{
+	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], t[UNIT_BUF], r[UNIT_BUF];
+	unsigned __int128 ns = (unsigned __int128)bytes * HTB_NSEC_PER_SEC / rate;
+
+	if (!line)
+		return;
+	sprint_size(bytes, b, sizeof(b));
+	cid(classid, a);
+	if (ns > HTB_BUFFER_MAX_NS)
+		cfg_error(&ps->diag, line,
+			  "%s %s of class %s lasts more than %s at its %s %s, HTB's largest buffer; lower it",
+			  key, b, a, sprint_time(HTB_BUFFER_MAX_NS, t, sizeof(t)), rate_key,
+			  sprint_rate(rate, r, sizeof(r)));
+	else if (bytes < 65536)
+		cfg_warn(&ps->diag, line,
+			 "%s %s of class %s is less than one 64Kb GSO packet: the class may fall short of its %s",
+			 key, b, a, rate_key);
+}
+
 static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 		       const struct raw_class *r, __u32 nchildren)
 {
@@ -281,14 +305,10 @@ static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 			 "ceil %s of class %s is below its rate %s: accepted as tc does, the class never exceeds ceil",
 			 sprint_rate(c->ceil, b, sizeof(b)), cid(c->classid, a),
 			 sprint_rate(c->rate, d, sizeof(d)));
-	if (r->key_line[CK_BURST] && c->burst < 65536)
-		cfg_warn(&ps->diag, r->key_line[CK_BURST],
-			 "burst %s of class %s is less than one 64Kb GSO packet: the class may fall short of its rate",
-			 sprint_size(c->burst, b, sizeof(b)), cid(c->classid, a));
-	if (r->key_line[CK_CBURST] && c->cburst < 65536)
-		cfg_warn(&ps->diag, r->key_line[CK_CBURST],
-			 "cburst %s of class %s is less than one 64Kb GSO packet: the class may fall short of its ceil",
-			 sprint_size(c->cburst, b, sizeof(b)), cid(c->classid, a));
+	check_burst(ps, r->key_line[CK_BURST], "burst", c->burst, c->classid,
+		    "rate", c->rate);
+	check_burst(ps, r->key_line[CK_CBURST], "cburst", c->cburst, c->classid,
+		    "ceil", c->ceil);
 }
 
 static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg)

@@ -18,6 +18,16 @@ __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps)
 	return ns > (unsigned __int128)INT64_MAX ? INT64_MAX : (__s64)ns;
 }
 
+/* A bucket's time: capped at HTB_BUFFER_MAX_NS. A config's burst beyond
+ * it is refused (config_resolve.c); only a default burst at a rate below
+ * 2.4 kbit/s (80 KB in 274.9 s) reaches the cap. */
+static __s64 buffer_ns(__u64 bytes, __u64 rate_Bps)
+{
+	__s64 ns = htb_bytes_to_ns(bytes, rate_Bps);
+
+	return ns > (__s64)HTB_BUFFER_MAX_NS ? (__s64)HTB_BUFFER_MAX_NS : ns;
+}
+
 int htb_conf_from_params(const struct htb_class_params *p,
 			 struct htb_class_conf *c)
 {
@@ -31,8 +41,8 @@ int htb_conf_from_params(const struct htb_class_params *p,
 			       p->linklayer);
 	htb_ratecfg_precompute(&c->ceil, ceil, p->overhead, p->mpu,
 			       p->linklayer);
-	c->buffer = htb_bytes_to_ns(p->burst, p->rate_Bps);
-	c->cbuffer = htb_bytes_to_ns(p->cburst, ceil);
+	c->buffer = buffer_ns(p->burst, p->rate_Bps);
+	c->cbuffer = buffer_ns(p->cburst, ceil);
 	c->limit_ns = p->limit_ns ? p->limit_ns : HTB_DEFAULT_LIMIT_NS;
 	c->classid = p->classid;
 	c->depth = p->depth;

@@ -589,3 +589,22 @@ Test(sched, charge_at_now_lets_siblings_borrow_without_delay)
 	cr_expect_geq(c_mbit, 399);
 	cr_expect_lt(d, 0.1);
 }
+
+/* The largest burst a config can write (2^64-1 bytes) must not wrap the
+ * token arithmetic: the buffer is capped at HTB_BUFFER_MAX_NS, so a bucket
+ * that has been full for a while still sends at once (7112e5f kept
+ * INT64_MAX ns: tokens + elapsed overflowed and the class stalled for
+ * mbuffer, 60 s). */
+Test(sched, largest_burst_does_not_wrap)
+{
+	struct tree t;
+
+	tree_init(&t);
+	add(&t, 0, HTB_NO_CLASS, MBIT(10), 0, ~0ull, ~0ull, SEC);
+	cr_expect_leq(t.conf[0].buffer, (__s64)HTB_BUFFER_MAX_NS);
+	cr_expect_leq(t.conf[0].cbuffer, (__s64)HTB_BUFFER_MAX_NS);
+	t.p.now += SEC;
+	cr_expect_eq(stamp(&t, 0, 1500), t.p.now);
+	t.p.now += 10 * SEC;
+	cr_expect_eq(stamp(&t, 0, 1500), t.p.now);
+}
