@@ -60,7 +60,8 @@ static const struct cmd cmds[] = {
 	  "sorted by current rate (or drops, queue delay, borrowed packets), as many as "
 	  "the terminal has rows for (or N): rate, ceil, current rate with a bar of it "
 	  "against the ceil, drops per second (limit and AQM) and queue delay, redrawn in "
-	  "place; q quits. Without a terminal it prints one frame, its rates over one "
+	  "place (one frame after another when TERM is dumb, unknown or unset), lines cut "
+	  "to the terminal's width; q quits. Without a terminal it prints one frame, its rates over one "
 	  "interval, and exits." },
 	{ "metrics", do_metrics, "dev IFACE [interval TIME] [-o FILE] [--metrics-classes inner|all|top:N]",
 	  "the device's state as a Prometheus text exposition",

@@ -5,8 +5,10 @@
  * rates measured since the previous frame's), the device's totals and the
  * busiest classes: rate, ceil, current rate and a bar of it against the
  * ceil, drops per second (limit and AQM), queue delay. On a terminal the
- * frame is redrawn in place and q quits; otherwise one frame is printed
- * (its rates over one interval) and top exits.
+ * frame is redrawn in place (printed after the last where TERM cannot move
+ * the cursor), its lines cut to the terminal's width, and q quits;
+ * otherwise one frame is printed (its rates over one interval) and top
+ * exits.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +35,37 @@ static const char *const sort_label[] = {
 	[SORT_DELAY] = "queue delay", [SORT_BORROWED] = "borrowed packets",
 };
 
+/* What the output can do: a terminal (q quits, frames follow each other)
+ * that understands escapes (frames redrawn in place) and its width. */
+struct term {
+	bool tty;
+	bool escapes;
+	unsigned cols;		/* 0: lines are not cut */
+};
+
+/* TERM unset, empty, dumb or unknown (Emacs' shell, a serial console
+ * before login) cannot move the cursor: frames are printed one after
+ * another there, without escapes, as git and less decide it too. */
+static bool term_has_escapes(void)
+{
+	const char *t = getenv("TERM");
+
+	return t && *t && strcmp(t, "dumb") && strcmp(t, "unknown");
+}
+
+static struct term term_now(bool tty)
+{
+	struct term t = { .tty = tty };
+	struct winsize ws;
+
+	if (!tty)
+		return t;
+	t.escapes = term_has_escapes();
+	if (!ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws))
+		t.cols = ws.ws_col;
+	return t;
+}
+
 /* Rows a terminal of this height has room for: all but the header. */
 static __u32 rows_that_fit(void)
 {
@@ -41,6 +74,26 @@ static __u32 rows_that_fit(void)
 	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) || ws.ws_row < 6)
 		return 20;
 	return ws.ws_row - 5;
+}
+
+/* The frame, each line cut to the terminal's width: a line that wrapped
+ * would push the header off the screen (a row is 103 characters, wider
+ * than an 80-column terminal). */
+static int write_frame(const char *buf, size_t len, unsigned cols)
+{
+	while (len) {
+		const char *nl = memchr(buf, '\n', len);
+		size_t line = nl ? (size_t)(nl - buf) : len, keep = line;
+
+		if (cols && keep > cols)
+			keep = cols;
+		if (fwrite(buf, 1, keep, stdout) != keep || (nl && putchar('\n') == EOF))
+			return -1;
+		line += nl ? 1 : 0;
+		buf += line;
+		len -= line;
+	}
+	return fflush(stdout) ? -1 : 0;
 }
 
 static void bar(char *b, __u64 cur, __u64 ceil)
@@ -111,6 +164,8 @@ static void print_row(FILE *f, const struct snapshot *sn, __u32 s)
 static int frame(const struct ctx *ctx, const char *ifname, const struct top_opts *o,
 		 struct snapshot_memo *memo, bool tty)
 {
+	struct term t = term_now(tty);
+	bool first = !memo->t;
 	static const struct dev_cmd cmd = {
 		.verb = "top", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
 	};
@@ -140,13 +195,15 @@ static int frame(const struct ctx *ctx, const char *ifname, const struct top_opt
 		show_filter_rows(&sn, &fl);
 		f = open_memstream(&buf, &len);
 		if (f) {
-			if (tty)
+			if (t.escapes)
 				fputs("\033[H\033[2J", f);
+			else if (t.tty && !first)
+				fputc('\n', f);	/* frames one after another */
 			print_header(f, ifname, &sn, o, classes, tty);
 			for (__u32 i = 0; i < sn.nrows; i++)
 				print_row(f, &sn, sn.rows[i].slot);
 			if (!fclose(f)) {
-				rc = fwrite(buf, 1, len, stdout) == len && !fflush(stdout) ? 0 : -1;
+				rc = write_frame(buf, len, t.cols);
 				if (rc)
 					p_err(ctx, "writing the output failed");
 			}
@@ -220,10 +277,12 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 	raw.c_cc[VMIN] = 1;
 	raw.c_cc[VTIME] = 0;
 	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
-	fputs("\033[?25l", stdout);	/* no cursor while it draws */
+	if (term_has_escapes())
+		fputs("\033[?25l", stdout);	/* no cursor while it draws */
 	while ((rc = frame(ctx, ifname, o, &memo, true)) == 0 && !quit_key(o->interval_ns, sfd))
 		;
-	fputs("\033[?25h", stdout);
+	if (term_has_escapes())
+		fputs("\033[?25h", stdout);
 	fflush(stdout);
 	tcsetattr(STDIN_FILENO, TCSANOW, &old);
 	if (sfd >= 0) {

@@ -81,6 +81,58 @@ test_live_view_under_tmux() {
 	note "1:10 current rate $before then $after"
 }
 
+# Starts top in a tmux session NAME of COLSxROWS, with ENV before it;
+# TOP-EXITED and its status follow when it ends.
+top_in_tmux() {	# name cols rows [VAR=VALUE ...]
+	local name=$1 cols=$2 rows=$3
+	shift 3
+	tm new-session -d -s "$name" -x "$cols" -y "$rows" \
+		"sleep 0.5; env $* nsenter --net=/run/netns/$SND_NS $HTBCTL top dev $SND_IF interval 200ms; echo TOP-EXITED \$?; sleep 30" ||
+		fail "no tmux session"
+}
+quit_top() {	# name
+	tm send-keys -t "$1" q
+	wait_for 5 sh -c "tmux -L htbtop$$ capture-pane -p -t $1 | grep -q 'TOP-EXITED 0'" ||
+		fail "q did not quit: $(tm capture-pane -p -t "$1" | tail -3 | tr '\n' ' ')"
+}
+
+# TERM=dumb cannot move the cursor: frames follow one another, without an
+# escape (7112e5f cleared the screen and hid the cursor with escapes).
+test_a_dumb_terminal_gets_no_escapes() {
+	local frames
+	command -v tmux > /dev/null || fail "no tmux (scripts/setup.sh installs it)"
+	loaded
+	wait_for 5 sh -c "! tmux -L htbtop$$ ls > /dev/null 2>&1" || fail "a tmux server stays"
+	top_in_tmux dumb 120 30 TERM=dumb
+	# the pane's raw output, from before top starts
+	tm pipe-pane -t dumb -o "cat > '$tmp/raw'" || fail "no pipe-pane"
+	wait_for 10 sh -c "[ \$(cat '$tmp/raw' 2> /dev/null | grep -c 'htbctl top:') -ge 2 ]" ||
+		fail "not two frames: $(tr -d '\r' < "$tmp/raw" | head -3 | tr '\n' ' ')"
+	quit_top dumb
+	frames=$(grep -c 'htbctl top:' "$tmp/raw")
+	! grep -q $'\e' "$tmp/raw" || fail "escapes with TERM=dumb: $(grep -c $'\e' "$tmp/raw") lines"
+	note "$frames frames, no escape"
+}
+
+# A 60-column terminal: every line cut to it, none wrapped onto the next
+# (7112e5f wrote rows of 103 characters: each took two lines).
+test_lines_cut_to_the_width() {
+	local odd
+	command -v tmux > /dev/null || fail "no tmux (scripts/setup.sh installs it)"
+	loaded
+	wait_for 5 sh -c "! tmux -L htbtop$$ ls > /dev/null 2>&1" || fail "a tmux server stays"
+	top_in_tmux narrow 60 30
+	wait_for 10 sh -c "tmux -L htbtop$$ capture-pane -p -t narrow | grep -q '^1:30'" ||
+		fail "no view: $(tm capture-pane -p -t narrow | head -3 | tr '\n' ' ')"
+	tm capture-pane -p -t narrow > "$tmp/pane"
+	quit_top narrow
+	head -1 "$tmp/pane" | grep -q '^htbctl top: dev' || fail "first line: $(head -1 "$tmp/pane")"
+	odd=$(grep -v -e '^$' -e '^htbctl top:' -e '^ sending' -e '^CLASS' -e '^1:' "$tmp/pane")
+	[ -z "$odd" ] || fail "wrapped lines: $(printf '%s' "$odd" | head -2 | tr '\n' '|')"
+	[ "$(grep -c '^1:' "$tmp/pane")" = 4 ] || fail "rows: $(grep -c '^1:' "$tmp/pane")"
+	awk 'length($0) > 60 { exit 1 }' "$tmp/pane" || fail "a line over 60 columns"
+}
+
 # SIGTERM and SIGHUP end top with the terminal as it was (7112e5f died
 # with the terminal raw: no echo, no line editing).
 test_a_signal_restores_the_terminal() {
