@@ -17,8 +17,8 @@
 #   VM_MODULES="..."    extra modules to load at boot (any other module of the
 #                       Debian kernel also loads on demand, e.g. by tc)
 #   VM_ENV="A B"        host variables to pass into the command's environment
-#                       (CI, OUTPUT, V, RESULTS and HTBCTL* always are, when
-#                       set; nothing else of the host's environment is)
+#                       (CI, OUTPUT, V, RESULTS, HTBCTL* and SCENARIO_* always
+#                       are, when set; nothing else of the host's environment is)
 #   VM_KEEP=1           keep the run's temp dir (console log) for debugging
 #   VM_DEBUG=1          full kernel console (in the console log), init traces
 #   VM_CLOCK=tsc        guest clocksource: tsc (taken as reliable) or hpet
@@ -342,7 +342,7 @@ fi
 EOF
 	} >"$run/stage2.sh"
 	: >"$run/env"
-	for v in CI OUTPUT V RESULTS $(compgen -e HTBCTL) ${VM_ENV:-}; do
+	for v in CI OUTPUT V RESULTS $(compgen -e HTBCTL) $(compgen -e SCENARIO_) ${VM_ENV:-}; do
 		[ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}" >>"$run/env"
 	done
 	return 0

@@ -362,16 +362,17 @@ fwd_judge_ping() {
 # pings HTB dropped went to A's data, 3-4% of A's share: docs/DESIGN.md
 # "Forwarded traffic".)
 SUB_A4=198.18.1.10 SUB_A6=fd00:1::10 SUB_B4=198.18.1.20 SUB_B6=fd00:1::20
+# bit/s at scale 1 (fwd_subscribers scales them: tests/lib/scale.sh)
 SUB_A_BPS=1250000 SUB_A_FLOWS=1000 SUB_A_PORT=6000	# per family
 SUB_B_BPS=312500 SUB_B_FLOWS=150 SUB_B_PORT=7000
 
 # sub_tree FILE src|dst: the subscribers' tree on one device
 sub_tree() {
 	{ ini device default=1:30
-	  ini 'class 1:1' rate=3mbit $FWD_BURSTS
-	  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS aqm=off "match=$2 $SUB_A4/32" "match=$2 $SUB_A6/128"
-	  ini 'class 1:20' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS "match=$2 $SUB_B4/32" "match=$2 $SUB_B6/128"
-	  ini 'class 1:30' parent=1:1 rate=500kbit ceil=3mbit $FWD_BURSTS; } > "$1"
+	  ini 'class 1:1' rate=$(sr 3)kbit $FWD_BURSTS
+	  ini 'class 1:10' parent=1:1 rate=$(sk 1250)kbit ceil=$(sr 3)kbit $FWD_BURSTS aqm=off "match=$2 $SUB_A4/32" "match=$2 $SUB_A6/128"
+	  ini 'class 1:20' parent=1:1 rate=$(sk 1250)kbit ceil=$(sr 3)kbit $FWD_BURSTS "match=$2 $SUB_B4/32" "match=$2 $SUB_B6/128"
+	  ini 'class 1:30' parent=1:1 rate=$(sk 500)kbit ceil=$(sr 3)kbit $FWD_BURSTS; } > "$1"
 }
 
 sub_shape() {	# prefix shaper
@@ -403,6 +404,10 @@ sub_offer() {	# prefix
 # KPREFIX); returns 1 if a bar was missed.
 fwd_subscribers() {
 	local scen=$1 hp=$2 kp=$3 label=$4 ports ok=0 dir recv by
+	# two trees of 3 Mbit/s (both directions) on each of two topologies,
+	# A offered twice its rate: 25 Mbit/s forwarded at scale 1
+	scenario_load 25
+	SUB_A_BPS=$(sb "$SUB_A_BPS") SUB_B_BPS=$(sb "$SUB_B_BPS")
 	sub_tree "$work/conf/up.ini" src
 	sub_tree "$work/conf/down.ini" dst
 	ports=$((SUB_B_PORT + SUB_B_FLOWS - SUB_A_PORT))

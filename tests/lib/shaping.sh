@@ -15,6 +15,7 @@
 # load shares it first come, first served. load_htbctl is the plain load,
 # for a case that measures that on purpose (shaper htbctl_fcfs).
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/scale.sh"
 declare -F topo_up > /dev/null || . tests/lib/netns.sh
 
 RESULTS=${RESULTS:-build/results}

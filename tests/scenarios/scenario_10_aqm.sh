@@ -23,6 +23,9 @@
 # rate within 5%, CoDel drops, the TCP class keeps 95% of its share.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario10 s10c s10k
+# rates at scale 1 (tests/lib/scale.sh): two 20 Mbit/s trees of TCP side
+# by side; the last round floods one with 20 Mbit/s of UDP
+scenario_load 20 40
 
 dir=$work/r
 mkdir "$dir"
@@ -30,7 +33,7 @@ PINGS=800 GAP_US=10000 SECS=12
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 # 20 Mbit/s less the two pings' 98-byte frames every 10 ms, as TCP payload
 # (MSS 1448 in 1514-byte frames with timestamps)
-ideal=$(awk 'BEGIN { printf "%.0f", (20e6 - 2 * 98 * 8 * 100) * 1448 / 1514 }')
+ideal=$(awk -v r="$(sr 20)e3" 'BEGIN { printf "%.0f", (r - 2 * 98 * 8 * 100) * 1448 / 1514 }')
 
 # The tree of every round; KEYS go to [device] (aqm=..., flows=...).
 # The ping is in 1:20 with the uploads unless it carries mark 0x10.
@@ -38,9 +41,9 @@ write_conf() {	# file keys...
 	local f=$1
 	shift
 	{ ini device default=1:20 "$@"
-	  ini 'class 1:1' rate=20mbit
-	  ini 'class 1:10' parent=1:1 rate=5mbit ceil=20mbit prio=0 'match=mark 0x10'
-	  ini 'class 1:20' parent=1:1 rate=15mbit ceil=20mbit prio=1 'match=tcp dport 5201'; } > "$f"
+	  ini 'class 1:1' rate=$(sr 20)kbit
+	  ini 'class 1:10' parent=1:1 rate=$(sr 5)kbit ceil=$(sr 20)kbit prio=0 'match=mark 0x10'
+	  ini 'class 1:20' parent=1:1 rate=$(sr 15)kbit ceil=$(sr 20)kbit prio=1 'match=tcp dport 5201'; } > "$f"
 }
 
 # "ecn_marks aqm_drops limit_drops" of htbctl's class 1:20
@@ -176,20 +179,20 @@ plot_bars "$tsv" "scenario 10: in-class ping RTT p99 under 2 TCP uploads" ms
 step "UDP flood at 20 Mbit/s in a 10 Mbit/s class beside TCP"
 topo_use s10c
 { ini device default=1:30
-  ini 'class 1:1' rate=20mbit
-  ini 'class 1:10' parent=1:1 rate=10mbit 'match=udp dport 5301'
-  ini 'class 1:20' parent=1:1 rate=10mbit 'match=tcp dport 5302'
-  ini 'class 1:30' parent=1:1 rate=1mbit; } > "$conf"
+  ini 'class 1:1' rate=$(sr 20)kbit
+  ini 'class 1:10' parent=1:1 rate=$(sr 10)kbit 'match=udp dport 5301'
+  ini 'class 1:20' parent=1:1 rate=$(sr 10)kbit 'match=tcp dport 5302'
+  ini 'class 1:30' parent=1:1 rate=$(sr 1)kbit; } > "$conf"
 if shape_htbctl "$conf" > /dev/null; then
 	in_snd sysctl -qw net.ipv4.tcp_ecn=0
-	flows=$(run_flows 8 5301:udp:20M:1400 5302:tcp:0:128K)
+	flows=$(run_flows 8 5301:udp:$(sr 20)K:1400 5302:tcp:0:128K)
 	read -r udrops ulimit <<<"$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 |
 		jq -r '.classes[] | select(.class == "1:10") | "\(.aqm_drops) \(.drops)"')"
 	unshape_htbctl
 	read -r _ ubps _ <<<"$(grep '^5301 ' <<<"$flows")"
 	read -r _ tbps tretr <<<"$(grep '^5302 ' <<<"$flows")"
-	uexp=$(awk 'BEGIN { printf "%.0f", 10e6 * 1400 / 1442 }')
-	texp=$(awk 'BEGIN { printf "%.0f", 10e6 * 1448 / 1514 }')
+	uexp=$(awk -v r="$(sr 10)e3" 'BEGIN { printf "%.0f", r * 1400 / 1442 }')
+	texp=$(awk -v r="$(sr 10)e3" 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
 	step "flood $(mbit "${ubps:-0}") Mbit/s (AQM drops $udrops, limit drops $ulimit), TCP $(mbit "${tbps:-0}") Mbit/s ($tretr retransmits)"
 	why=
 	within "${ubps:-0}" "$uexp" 5 || why="flood's class $(mbit "${ubps:-0}") Mbit/s, not within 5% of $(mbit "$uexp")"

@@ -17,6 +17,7 @@
 . "$(dirname "$0")/../lib/shaping.sh"
 . tests/lib/import.sh
 scenario_begin scenario11 s11
+scenario_load 32	# (b)'s rates at scale 1 (tests/lib/scale.sh)
 ok=1
 
 step "corpus"
@@ -32,11 +33,13 @@ for f in tests/import/*.tc; do
 done
 
 step "shaping: kernel HTB from the script, htbctl from its import"
-"$HTBCTL" import script tests/import/vm_shape.tc -o "$conf" 2> "$work/import.err" ||
+script=$work/vm_shape.tc
+scale_tc tests/import/vm_shape.tc > "$script"
+"$HTBCTL" import script "$script" -o "$conf" 2> "$work/import.err" ||
 	{ fail "scenario11: import of vm_shape.tc: $(tr '\n' ' ' < "$work/import.err")"; exit 1; }
 batch=$work/vm_shape.batch
-sed -n "s/^tc //; s/dev eth0/dev $SND_IF/p" tests/import/vm_shape.tc > "$batch"
-FLOWS=(5201:udp:16M:1400 5202:udp:10M:1400 5203:udp:6M:1400)
+sed -n "s/^tc //; s/dev eth0/dev $SND_IF/p" "$script" > "$batch"
+FLOWS=(5201:udp:$(sr 16)K:1400 5202:udp:$(sr 10)K:1400 5203:udp:$(sr 6)K:1400)
 declare -A got
 if shape_with htbctl "$conf"; then
 	while read -r port bps _; do got[htbctl.$port]=$bps; done <<<"$(run_flows 6 "${FLOWS[@]}")"
@@ -51,7 +54,7 @@ fi
 printf '%-6s %-6s %10s %10s %10s %7s\n' port class ideal htbctl htb "diff%"
 for pc in 5201:1:10:12 5202:1:20:7 5203:1:30:4; do
 	IFS=: read -r port maj min ceil <<<"$pc"
-	ideal=$(awk -v c="$ceil" 'BEGIN { printf "%.0f", c * 1e6 * 1400 / 1442 }')
+	ideal=$(awk -v c="$(sr "$ceil")" 'BEGIN { printf "%.0f", c * 1e3 * 1400 / 1442 }')
 	a=$(printf '%.0f' "${got[htbctl.$port]:-0}") b=$(printf '%.0f' "${got[htb.$port]:-0}")
 	d=$( [ "$b" != 0 ] && rel_err "$a" "$b" || echo -)
 	printf '%-6s %-6s %10s %10s %10s %7s\n' "$port" "$maj:$min" "$ideal" "$a" "$b" "$d"

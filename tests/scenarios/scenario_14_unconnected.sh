@@ -17,16 +17,17 @@
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/forward.sh"
 scenario_begin scenario14
+scenario_load 13	# two 3 Mbit/s trees, A offered twice its rate; at scale 1
 
 host_up s14h 2 3 && host_up s14k 2 3 || { fail "scenario14: host setup"; exit 1; }
 conf=$work/conf/host.ini
 { ini device default=1:30
-  ini 'class 1:1' rate=3mbit $FWD_BURSTS
-  ini 'class 1:10' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS aqm=off 'match=dst 198.18.1.2/32'
-  ini 'class 1:20' parent=1:1 rate=1250kbit ceil=3mbit $FWD_BURSTS 'match=dst 198.18.1.3/32'
-  ini 'class 1:30' parent=1:1 rate=500kbit ceil=3mbit $FWD_BURSTS; } > "$conf"
+  ini 'class 1:1' rate=$(sr 3)kbit $FWD_BURSTS
+  ini 'class 1:10' parent=1:1 rate=$(sk 1250)kbit ceil=$(sr 3)kbit $FWD_BURSTS aqm=off 'match=dst 198.18.1.2/32'
+  ini 'class 1:20' parent=1:1 rate=$(sk 1250)kbit ceil=$(sr 3)kbit $FWD_BURSTS 'match=dst 198.18.1.3/32'
+  ini 'class 1:30' parent=1:1 rate=$(sk 500)kbit ceil=$(sr 3)kbit $FWD_BURSTS; } > "$conf"
 
-A_BPS=2500000 B_BPS=625000
+A_BPS=$(sb 2500000) B_BPS=$(sb 625000)
 host_shape() { fwd_use "$1"; fwd_dev up && shape_with "$2" "$conf" fq_codel; }
 host_unshape() { fwd_use "$1"; fwd_dev up; unshape_with "$2"; }
 host_offer() {

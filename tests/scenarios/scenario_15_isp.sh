@@ -17,8 +17,9 @@
 . "$(dirname "$0")/../lib/forward.sh"
 scenario_begin scenario15
 DAEMON_WAIT=60	# a load of 1,093 classes under emulation
+scenario_load 20	# 128 subscribers at 150 kbit/s; rates at scale 1
 
-SITES=4 APS=16 SUBS=16 EVERY=8 PLAN=100000 OFFER=150000
+SITES=4 APS=16 SUBS=16 EVERY=8 PLAN=$(sb 100000) OFFER=$(sb 150000)
 NSUB=$((SITES * APS * SUBS))
 # subscriber i (from 0): 198.18.(16 + i / 250).(i % 250 + 1)
 sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
@@ -37,13 +38,13 @@ in_g ip route add 198.18.16.0/20 dev "$FWD_DOWN" && in_u ip route add 198.18.16.
 # let a 100 kbit/s class run 15% over its plan for the whole window.
 conf=$work/conf/isp.ini
 { ini device default=1:ffff
-  ini 'class 1:1' rate=41mbit
-  ini 'class 1:ffff' parent=1:1 rate=1mbit ceil=41mbit
+  ini 'class 1:1' rate=$(sr 41)kbit
+  ini 'class 1:ffff' parent=1:1 rate=$(sr 1)kbit ceil=$(sr 41)kbit
   for ((s = 0; s < SITES; s++)); do
-	ini "class 1:$(printf %x $((0x100 + s)))" parent=1:1 rate=10mbit ceil=40mbit
+	ini "class 1:$(printf %x $((0x100 + s)))" parent=1:1 rate=$(sr 10)kbit ceil=$(sr 40)kbit
 	for ((a = 0; a < APS; a++)); do
 		ap=$(printf %x $((0x200 + s * APS + a)))
-		ini "class 1:$ap" parent=1:$(printf %x $((0x100 + s))) rate=600kbit ceil=10mbit
+		ini "class 1:$ap" parent=1:$(printf %x $((0x100 + s))) rate=$(sk 600)kbit ceil=$(sr 10)kbit
 		for ((u = 0; u < SUBS; u++)); do
 			i=$(((s * APS + a) * SUBS + u))
 			ini "class 1:$(printf %x $((0x1000 + i)))" parent=1:$ap rate=$((PLAN / 4000))kbit \

@@ -9,29 +9,32 @@
 # (x 1400/1442).
 # Pass: A and C within 5% of the ideal, every class >= 98% of its rate's
 # goodput, B <= 102% of its ceil, the parent's total within 2% of its rate.
+# Rates at scale 1 (tests/lib/scale.sh sizes the tree and the offers to
+# the VM: 34 Mbit/s of UDP offered).
 . "$(dirname "$0")/../lib/shaping.sh"
 # scenario 7 runs this one again on 4 TX queues, under its own name
 scenario_begin "${SCENARIO_NAME:-scenario3}" "s3:${TXQ:-1}"
 name=$SCENARIO
+scenario_load 34
 # FIFO leaves, as kernel HTB's pfifo beside it (docs/DESIGN.md, "Sharing
 # spare bandwidth": CoDel's short queue and the VM's sender stalls)
 conf=$work/conf/seed003.ini
-sed 's/^\[device\]$/&\naqm = off/' configs/seed003.ini > "$conf"
+scale_config configs/seed003.ini | sed 's/^\[device\]$/&\naqm = off/' > "$conf"
 L=1400
 good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
 
 ok=1
 # offered on the wire: 15 and 4 Mbit/s of payload x 1442/1400
-ideal=$(fluid_ideal "$conf" 1:11=15450000bit 1:12=4120000bit 1:13=15450000bit) ||
+ideal=$(fluid_ideal "$conf" 1:11=$(sk 15450)kbit 1:12=$(sk 4120)kbit 1:13=$(sk 15450)kbit) ||
 	{ fail "$name: no fluid ideal"; ok=0; }
-out=$(compare_shapers "$conf" 6 10194:udp:15M:$L 10196:udp:4M:$L 10197:udp:15M:$L)
+out=$(compare_shapers "$conf" 6 10194:udp:$(sr 15)K:$L 10196:udp:$(sr 4)K:$L 10197:udp:$(sr 15)K:$L)
 printf '%-6s %-12s %10s %10s %10s %10s %8s %8s\n' class rate/ceil at-rate ideal htbctl htb err% htb-err%
 total=0 htotal=0
 while read -r port a h _; do
 	case $port in
-	10194) cls=A id=1:11 rate=10e6 ceil=20e6 ;;
-	10196) cls=B id=1:12 rate=2e6 ceil=2e6 ;;
-	10197) cls=C id=1:13 rate=2e6 ceil=20e6 ;;
+	10194) cls=A id=1:11 rate=$(sb 10000000) ceil=$(sb 20000000) ;;
+	10196) cls=B id=1:12 rate=$(sb 2000000) ceil=$(sb 2000000) ;;
+	10197) cls=C id=1:13 rate=$(sb 2000000) ceil=$(sb 20000000) ;;
 	*) fail "$name: a row for no class: $port"; ok=0; continue ;;
 	esac
 	exp=$(good $rate)
@@ -65,7 +68,7 @@ while read -r port a h _; do
 		summary_row "$name" "B <= ceil" "$(mbit "$(good $ceil)")" "$(mbit $a)" "$(mbit $h)" "+2%" $capv
 	fi
 done <<<"$out"
-pexp=$(good 20e6)
+pexp=$(good "$(sb 20000000)")
 printf '%-6s %-12s %10s %10s %10s %10s %8s %8s\n' total 20/20 "$(mbit $pexp)" "$(mbit $pexp)" "$(mbit $total)" \
 	"$(mbit $htotal)" "$(rel_err $total $pexp)" "$(rel_err $htotal $pexp)"
 if within "$total" "$pexp" 2; then v=PASS; else v=FAIL; ok=0; fail "$name parent total $(mbit $total) not within 2% of $(mbit $pexp)"; fi

@@ -24,14 +24,15 @@
 # are (how much of a FIFO a class is).
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario4 s4c s4k
+scenario_load 0 40	# two 20 Mbit/s trees of TCP at once; rates at scale 1
 
 own=$work/own.ini inclass=$work/inclass.ini dir=$work/pings
 mkdir "$dir"
 write_conf() {	# file [ping's match=...]
 	{ ini device default=1:20
-	  ini 'class 1:1' rate=20mbit
-	  ini 'class 1:10' parent=1:1 rate=5mbit ceil=20mbit prio=0 ${2:+"$2"}
-	  ini 'class 1:20' parent=1:1 rate=15mbit ceil=20mbit prio=1 'match=tcp dport 5201'; } > "$1"
+	  ini 'class 1:1' rate=$(sr 20)kbit
+	  ini 'class 1:10' parent=1:1 rate=$(sr 5)kbit ceil=$(sr 20)kbit prio=0 ${2:+"$2"}
+	  ini 'class 1:20' parent=1:1 rate=$(sr 15)kbit ceil=$(sr 20)kbit prio=1 'match=tcp dport 5201'; } > "$1"
 }
 write_conf "$own" "match=mark 0x10"
 write_conf "$inclass"

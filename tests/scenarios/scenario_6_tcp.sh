@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Scenario 6: TCP through one 100 Mbit/s class, 1 and 8 parallel flows.
 # Pass: goodput within 3% of R * 1448 / 1514 (MSS 1448 with timestamps in
-# 1514-byte frames); retransmissions are reported as they are.
+# 1514-byte frames); retransmissions are reported as they are. The rate
+# at scale 1 (tests/lib/scale.sh).
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario6 s6
+scenario_load 0 100
 { ini device default=1:10
-  ini 'class 1:1' rate=100mbit
-  ini 'class 1:10' parent=1:1 rate=100mbit 'match=tcp dport 5201'; } > "$conf"
+  ini 'class 1:1' rate=$(sr 100)kbit
+  ini 'class 1:10' parent=1:1 rate=$(sr 100)kbit 'match=tcp dport 5201'; } > "$conf"
 ok=1
-exp=$(awk 'BEGIN { printf "%.0f", 100e6 * 1448 / 1514 }')
+exp=$(awk -v r="$(sr 100)e3" 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
 # One load per shaper for both runs (a load verifies the program again,
 # seconds under emulation).
 declare -A bps retr

@@ -11,21 +11,22 @@
 # of B or C dips below 97% of their goodput.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario8 s8
+scenario_load 26	# rates at scale 1 (tests/lib/scale.sh)
 c1=$work/conf/c1.ini c2=$work/conf/c2.ini dir=$work
 
 # A (1:10), B, C on UDP ports 6001-6003; the rest to 1:13
 write_conf() {	# file rate_of_A
-	local rates=("$2" 5mbit 5mbit) i
+	local rates=("$2" $(sr 5)kbit $(sr 5)kbit) i
 	# aqm off: FIFO leaves, as kernel HTB's pfifo (scenario 3 says why)
 	{ ini device default=1:13 aqm=off
-	  ini 'class 1:1' rate=20mbit
+	  ini 'class 1:1' rate=$(sr 20)kbit
 	  for i in 0 1 2; do
 		ini "class 1:1$i" parent=1:1 rate="${rates[i]}" "match=udp dport 600$((i + 1))"
 	  done
-	  ini 'class 1:13' parent=1:1 rate=1mbit; } > "$1"
+	  ini 'class 1:13' parent=1:1 rate=$(sr 1)kbit; } > "$1"
 }
-write_conf "$c1" 5mbit
-write_conf "$c2" 10mbit
+write_conf "$c1" $(sr 5)kbit
+write_conf "$c2" $(sr 10)kbit
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
 FRAME=1442 L=1400	# UDP payload = frame - 42
 good() { awk -v r="$1" -v l=$L 'BEGIN { printf "%.0f", r * l / (l + 42) }'; }
@@ -54,9 +55,9 @@ htb_change() {
 run_with() {	# htbctl|htb
 	local sh=$1 t_start td
 	shape_with "$sh" "$c1" || return 1
-	flow 6001 12000000 "$dir/$sh.6001"
-	flow 6002 7000000 "$dir/$sh.6002"
-	flow 6003 7000000 "$dir/$sh.6003"
+	flow 6001 "$(sb 12000000)" "$dir/$sh.6001"
+	flow 6002 "$(sb 7000000)" "$dir/$sh.6002"
+	flow 6003 "$(sb 7000000)" "$dir/$sh.6003"
 	sleep 6
 	t_start=$(date +%s%N)
 	if [ "$sh" = htbctl ]; then
@@ -102,21 +103,21 @@ lowest_second() {	# file
 		while read -r s; do rate_in "$1" "$s" "$((s + 1000000000))"; echo; done | sort -g | head -1
 }
 first=$(new_rate htbctl) kfirst=$(new_rate htb)
-if awk -v a="$first" -v e="$(good 10e6)" 'BEGIN { exit !(a >= 0.95 * e) }'; then
+if awk -v a="$first" -v e="$(good "$(sb 10000000)")" 'BEGIN { exit !(a >= 0.95 * e) }'; then
 	pass "scenario8: A's new rate visible within a second of the reload"
 	v=PASS
 else
-	fail "scenario8: A at $(mbit "$first") Mbit/s from 0.25 s to 1 s after the reload, expected $(mbit "$(good 10e6)")"
+	fail "scenario8: A at $(mbit "$first") Mbit/s from 0.25 s to 1 s after the reload, expected $(mbit "$(good "$(sb 10000000)")")"
 	v=FAIL ok=0
 fi
-summary_row scenario8 "A 5->10M, 0.25-1 s after the change" "$(mbit "$(good 10e6)")" "$(mbit "$first")" "$(mbit "$kfirst")" "-5%" $v
+summary_row scenario8 "A 5->10M, 0.25-1 s after the change" "$(mbit "$(good "$(sb 10000000)")")" "$(mbit "$first")" "$(mbit "$kfirst")" "-5%" $v
 for p in 6002 6003; do
 	low=$(lowest_second "$dir/htbctl.$p") klow=$(lowest_second "$dir/htb.$p")
-	if awk -v m="${low:-0}" -v e="$(good 5e6)" 'BEGIN { exit !(m >= 0.97 * e) }'; then
+	if awk -v m="${low:-0}" -v e="$(good "$(sb 5000000)")" 'BEGIN { exit !(m >= 0.97 * e) }'; then
 		v=PASS
 	else
 		v=FAIL ok=0; fail "scenario8: class on port $p dipped to $(mbit "${low:-0}") Mbit/s"
 	fi
-	summary_row scenario8 "port $p lowest second" "$(mbit "$(good 5e6)")" "$(mbit "${low:-0}")" "$(mbit "${klow:-0}")" "-3%" $v
+	summary_row scenario8 "port $p lowest second" "$(mbit "$(good "$(sb 5000000)")")" "$(mbit "${low:-0}")" "$(mbit "${klow:-0}")" "-3%" $v
 done
 [ $ok = 1 ] && pass "scenario8: no other class dipped during the reload"

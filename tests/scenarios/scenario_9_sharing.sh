@@ -30,6 +30,8 @@
 # host's load varied); the `step` lines show where it goes.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario9 s9
+# the trees and offers at scale 1 (tests/lib/scale.sh); (f) offers the most
+scenario_load 47
 ok=1
 L=1400 FRAME=1442
 TP=$(dirname "$HTBCTL")/tests/tools/tsprobe
@@ -51,9 +53,11 @@ measure_case() {	# shaper: the case's flows once, into got[SHAPER.PORT]
 # is one unlimited upload). Measures with each SHAPER (default htbctl,
 # kernel_htb), prints the table, asserts htbctl's classes, adds the rows.
 sharing_case() {
-	local label=$1 cfg=$2 f cls port proto m offers=() flows=() shapers ideal
+	local label=$1 src=$2 cfg f cls port proto m offers=() flows=() shapers ideal
 	local exp mexp ma av mh hv in mfc fcv v
 	shift 2
+	cfg=$work/conf/case.ini
+	scale_config "$src" > "$cfg"
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do flows+=("$1"); shift; done
 	[ "${1:-}" = -- ] && shift
 	shapers=("$@")
@@ -62,8 +66,8 @@ sharing_case() {
 	for f in "${flows[@]}"; do
 		IFS=: read -r port proto m cls <<<"$f"
 		if [ "$proto" = udp ]; then
-			offers+=("$cls=$((m * 1000000 * (L + 42) / L))bit")
-			CASE_FLOWS+=("$port:udp:${m}M:$L")
+			offers+=("$cls=$(($(sr "$m") * 1000 * (L + 42) / L))bit")
+			CASE_FLOWS+=("$port:udp:$(sr "$m")K:$L")
 		else
 			offers+=("$cls=max")
 			CASE_FLOWS+=("$port:tcp:0:128K")
@@ -75,7 +79,7 @@ sharing_case() {
 		return
 	fi
 	each_shaper "$cfg" measure_case "${shapers[@]}" || ok=0
-	echo "== $label ($cfg): offered ${offers[*]}"
+	echo "== $label ($src at scale $(scale_text)): offered ${offers[*]}"
 	printf '%-8s %-6s %10s %10s %8s %10s %8s\n' class proto ideal htbctl err% htb err%
 	for f in "${flows[@]}"; do
 		IFS=: read -r port proto m cls <<<"$f"
@@ -122,8 +126,10 @@ sharing_case "3 levels" configs/sharing_3level.ini \
 	10951:udp:8:1:11 10952:udp:14:1:12 10953:udp:5:1:21 10954:udp:5:1:22
 
 # ---- (f) 1:62 starts 4 s after 1:61
-GAP_A=430 GAP_B=560	# us between 1442-byte frames: 26.83 and 20.60 Mbit/s
-cfg=configs/sharing_start.ini
+# us between 1442-byte frames: 26.83 and 20.60 Mbit/s at scale 1
+GAP_A=$((430000 / SCALE_PM)) GAP_B=$((560000 / SCALE_PM))
+cfg=$work/conf/start.ini
+scale_config configs/sharing_start.ini > "$cfg"
 offA="1:61=$((FRAME * 8 * 1000000 / GAP_A))bit" offB="1:62=$((FRAME * 8 * 1000000 / GAP_B))bit"
 alone=$(fluid_ideal $cfg "$offA") && both=$(fluid_ideal $cfg "$offA" "$offB") ||
 	{ fail "scenario9 start: no fluid ideal"; ok=0; }
@@ -205,7 +211,7 @@ for sh in htbctl kernel_htb; do
 done
 read -r aA aA1 aB1 aconv <<<"$(start_stats htbctl)"
 read -r hA hA1 hB1 hconv <<<"$(start_stats kernel_htb)"
-echo "== class starting after 4 s ($cfg)"
+echo "== class starting after 4 s (configs/sharing_start.ini at scale $(scale_text))"
 printf '%-26s %10s %10s %8s %10s %8s\n' "" ideal htbctl err% htb err%
 for r in "1:61 alone|$gA0|$aA|$hA" "1:61 with 1:62|$gA|$aA1|$hA1" "1:62 with 1:61|$gB|$aB1|$hB1"; do
 	IFS='|' read -r what exp a h <<<"$r"
