@@ -13,9 +13,12 @@
 # net:  tests/net/*.sh (root: namespaces, veth, clsact on this kernel)
 # vm:   tests/vm/*.sh inside Debian's kernel with sch_fq (scripts/vm.sh)
 # scenarios: tests/scenarios/*.sh, the shaping scenarios beside kernel HTB
-#       with real traffic, in the VM (about 20 minutes, 25 on a busy host;
-#       scenario 9, sharing, about 5 of them); htbctl shapes under its
-#       daemon; ends with the summary table (scripts/scenario-summary.sh).
+#       with real traffic, in the VM, at rates scaled to the VM's capacity
+#       measured first (tests/lib/scale.sh); each runs once; htbctl shapes
+#       under its daemon; ends with the summary table
+#       (scripts/scenario-summary.sh).
+# The host's tiers run beside the VM's when a run has both (RUN_SERIAL=1:
+# one after the other).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
 # "SKIP name: why". The net and vm files hold only their cases, which
@@ -80,6 +83,53 @@ for tier in "${!picks[@]}"; do
 	esac
 done
 
+# The tiers on this machine and the tiers in the VM share nothing but the
+# build, and the VM's are the long ones (its emulator takes the CPUs in
+# bursts, the host's tests mostly wait): when a run has both, the host's
+# run beside the VM's in a second tests/run.sh, and their summaries are
+# added up. RUN_SERIAL=1 runs them one after the other. (The scenarios'
+# rates follow the VM's capacity measured at their start, so a busy host
+# gives smaller rates, not failures: tests/lib/scale.sh.)
+args_of() {	# tier...: the arguments that run these tiers with their picks
+	local t
+	for t; do
+		printf '%s\n' "$t" ${picks[$t]:-}
+	done
+}
+host=() guest=()
+for tier in "${tiers[@]}"; do
+	case $tier in vm|scenarios) guest+=("$tier") ;; *) host+=("$tier") ;; esac
+done
+if [ ${#host[@]} -gt 0 ] && [ ${#guest[@]} -gt 0 ] && [ "${RUN_SERIAL:-0}" != 1 ]; then
+	hostlog=$(mktemp)
+	mapfile -t hargs < <(args_of "${host[@]}")
+	mapfile -t gargs < <(args_of "${guest[@]}")
+	RUN_SERIAL=1 "$0" "${hargs[@]}" > "$hostlog" 2>&1 &
+	hpid=$!
+	echo "=== tiers ${host[*]} run beside ${guest[*]}; their output follows the VM's"
+	RUN_SERIAL=1 "$0" "${gargs[@]}" 2>&1 | tee "$hostlog.guest"
+	grc=${PIPESTATUS[0]}
+	wait "$hpid"
+	hrc=$?
+	sed '/^=== summary$/,$d' "$hostlog"
+	echo "=== summary"
+	# a run that ended without its closing line, or failed without a
+	# failed case, counts as one failure
+	{ sed -n '/^=== summary$/,$p' "$hostlog" "$hostlog.guest" | grep -v '^=== summary$'
+	  for r in "$hrc:$hostlog:${host[*]}" "$grc:$hostlog.guest:${guest[*]}"; do
+		IFS=: read -r c f t <<<"$r"
+		tail -1 "$f" | grep -qE '^[0-9]+ passed, 0 failed' && [ "$c" != 0 ] &&
+			echo "FAIL tiers $t: exited $c without a failed case" && echo "0 passed, 1 failed, 0 skipped"
+		tail -1 "$f" | grep -qE '^[0-9]+ passed, [0-9]+ failed' ||
+			{ echo "FAIL tiers $t: no summary (exit $c)"; echo "0 passed, 1 failed, 0 skipped"; }
+	  done; } |
+		awk '/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5; next }
+		     { print } END { printf "%d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
+	rc=$?
+	rm -f "$hostlog" "$hostlog.guest"
+	exit $rc
+fi
+
 total_pass=0 total_fail=0 total_skip=0
 summary=()
 
@@ -116,9 +166,9 @@ run_script() {		# script [runner...] -> counts PASS/FAIL/SKIP lines
 	rm -f "$log"
 }
 
-count_run() {		# log exit_status what -> prints the log, counts its lines
+count_run() {		# log exit_status what [quiet] -> prints the log, counts its lines
 	local log=$1 rc=$2 what=$3
-	cat "$log"
+	[ -n "${4:-}" ] || cat "$log"
 	local p f s
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
 	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))
@@ -136,19 +186,30 @@ count_run() {		# log exit_status what -> prints the log, counts its lines
 	fi
 }
 
-# A scenario runs once and its first run counts: a suite that passes only
-# on a second try fails for its users too (issue 24; until then a failed
+# Every file of a VM tier in one boot (tests/lib/vm_batch.sh), which prints
+# each file's output as it ends; then each file is counted from its log. A
+# scenario runs once and its first run counts: a suite that passes only on
+# a second try fails for its users too (issue 24; until then a failed
 # scenario ran again, up to three times, which hid flakes). What made runs
 # fail was a VM slower than the one the cases were sized on; the rates now
 # follow the VM's measured capacity (measure_capacity, tests/lib/scale.sh).
-run_scenario() {	# results_dir script
-	local log rc t0=$SECONDS
-	log=$(mktemp)
-	RESULTS=$1 VM_TIMEOUT=${VM_TIMEOUT:-600} scripts/vm.sh run "bash $2" > "$log" 2>&1
-	rc=$?
-	echo "--- scripts/vm.sh run bash $2: $((SECONDS - t0)) s" >> "$log"
-	count_run "$log" $rc "scripts/vm.sh run bash $2"
-	rm -f "$log"
+run_vm_files() {	# results_dir "FILE [CASE...]"...
+	local results=$1 run f name rc secs vrc
+	shift
+	rm -rf "$results/batch"
+	RESULTS=$results VM_TIMEOUT=$(($# * 600 + 300)) scripts/vm.sh run \
+		"bash tests/lib/vm_batch.sh $(printf '"%s" ' "$@")" 2>&1
+	vrc=$?
+	for run; do
+		read -r f _ <<<"$run"
+		name=$(basename "$f" .sh)
+		if read -r rc secs < "$results/batch/$name.rc" 2>/dev/null; then
+			count_run "$results/batch/$name.log" "$rc" "$run" quiet
+		else
+			echo "FAIL $run: did not run (the VM ended with status $vrc before it)"
+			t_fail=$((t_fail + 1))
+		fi
+	done
 }
 
 # The VM's unshaped capacity (tests/lib/capacity.sh), once before the
@@ -228,14 +289,7 @@ for tier in "${tiers[@]}"; do
 				: > "$results/summary.tsv"
 				measure_capacity || runs=()
 			fi
-			for s in "${runs[@]}"; do
-				if [ "$tier" = scenarios ]; then
-					run_scenario "$results" "$s"
-				else
-					RESULTS=$results VM_TIMEOUT=${VM_TIMEOUT:-600} \
-						run_script scripts/vm.sh run "bash $s"
-				fi
-			done
+			[ ${#runs[@]} = 0 ] || run_vm_files "$results" "${runs[@]}"
 			[ "$tier" = scenarios ] && scripts/scenario-summary.sh "$results/summary.tsv"
 		fi ;;
 	*)
