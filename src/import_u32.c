@@ -28,6 +28,10 @@
 
 struct u32_node {
 	__u32 pref, handle, ht, link, classid, divisor;
+	/* past 4095 nodes in one bucket the kernel has no node id left and
+	 * gives every further node id fff (cls_u32.c gen_new_kid()): nodes
+	 * of one handle are told apart by their place in the dump */
+	__u32 occ;
 	__u32 seen[MAX_SEEN];		/* a table: every attach point that dumped it */
 	int nseen;
 	__u16 proto;
@@ -125,6 +129,8 @@ int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
 	n->proto = proto;
 	n->handle = tcm->tcm_handle;
 	n->seen[n->nseen++] = attach;
+	if (g->n && g->v[g->n - 1].handle == n->handle && g->v[g->n - 1].seen[0] == attach)
+		n->occ = g->v[g->n - 1].occ + 1;
 	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
 		if (mnl_attr_get_type(a) != TCA_OPTIONS)
 			continue;
@@ -331,16 +337,20 @@ struct walk {
 	__u32 attach, pref;		/* of the table the walk started at */
 };
 
-/* By handle (table, bucket, node: u32's own order within a bucket); the
+/* By handle (table, bucket, node: u32's own order within a bucket), then
+ * by place among the nodes of one handle (the kernel's order too); the
  * tables of one pref number come out in every attach point's dump. */
 static int cmp_node(const void *pa, const void *pb)
 {
 	const struct u32_node *a = pa, *b = pb;
 
-	return a->handle < b->handle ? -1 : a->handle > b->handle;
+	if (a->handle != b->handle)
+		return a->handle < b->handle ? -1 : 1;
+	return a->occ < b->occ ? -1 : a->occ > b->occ;
 }
 
-/* One entry per handle; a table keeps every attach point that listed it. */
+/* One entry per handle and place (the same node listed by several attach
+ * points); a table keeps every attach point that listed it. */
 static void dedupe(struct u32_graph *g)
 {
 	int n = 0;
@@ -349,7 +359,7 @@ static void dedupe(struct u32_graph *g)
 	for (int i = 0; i < g->n; i++) {
 		struct u32_node *keep = n ? &g->v[n - 1] : NULL;
 
-		if (keep && keep->handle == g->v[i].handle) {
+		if (keep && keep->handle == g->v[i].handle && keep->occ == g->v[i].occ) {
 			bool dup = false;
 
 			for (int k = 0; k < keep->nseen; k++)

@@ -134,6 +134,29 @@ test_script_forms() {
 	  '["1:20",["1:1",1250000,0],["1:20",250000,2]]' ] || fail "tree: $(cat "$tmp/f.ini" | tr '\n' ' ')"
 }
 
+# Issue 23 D: past 4,095 nodes in one u32 bucket the kernel gives every
+# further node the id fff (cls_u32.c gen_new_kid()), and 7112e5f kept one
+# node per handle: of 5,000 /32 filters in 800: it kept 4,095. Each is a
+# node of its own, in the kernel's order.
+test_u32_5000_in_one_bucket() {
+	{
+		echo "tc qdisc add dev d0 root handle 1: htb default 2"
+		echo "tc class add dev d0 parent 1: classid 1:1 htb rate 10gbit"
+		echo "tc class add dev d0 parent 1:1 classid 1:2 htb rate 10mbit ceil 10gbit"
+		awk 'BEGIN { for (c = 0; c < 5000; c++) {
+			printf "tc class add dev d0 parent 1:1 classid 1:%x htb rate 1mbit ceil 100mbit\n", 256 + c
+			printf "tc filter add dev d0 parent 1: prio 1 protocol ip u32 match ip dst 198.18.%d.%d/32 flowid 1:%x\n", int(c / 256), c % 256, 256 + c
+		} }'
+	} > "$tmp/d.tc"
+	"$HTBCTL" import script "$tmp/d.tc" -o "$tmp/d.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	"$HTBCTL" check config "$tmp/d.ini" > /dev/null 2>&1 || fail "check refused the import"
+	[ "$(grep -c '^match = dst 198.18.' "$tmp/d.ini")" = 5000 ] ||
+		fail "$(grep -c '^match = dst 198.18.' "$tmp/d.ini") of 5000 matches"
+	# the last filter (node id fff like every one past the 4,095th), at its class
+	awk '/^\[class 1:1487\]/ { c = 1 } c && /^match/ { print; exit }' "$tmp/d.ini" | grep -qx 'match = dst 198.18.19.135/32' ||
+		fail "class 1:1487 lacks the 5,000th filter's match"
+}
+
 # Issue 23 A: a bpf filter or action is refused by what tc parses (tc's
 # words: tabs, quotes; its prefixes: "f" is filter, "e" is exec), with
 # its FILE:LINE (7112e5f looked for " bpf ", " obj ", " object-file ": tc
