@@ -612,6 +612,59 @@ static void check_pairs(struct imp_tree *t, const struct pos *ord, int n)
 	free(nonhost);
 }
 
+/* Two rules on one attach point that give one class the same match (a
+ * filter given twice, u32 links reaching one node twice): the later in
+ * HTB's order never gets a packet, so it goes before the order is
+ * checked (no warning about it) and the line is written once. */
+static int match_order(const struct imp_rule *a, const struct imp_rule *b)
+{
+	const struct imp_key *ka = field_key(a), *kb = field_key(b);
+	int c = strcmp(a->text, b->text);
+
+	if (a->classid != b->classid)
+		return a->classid < b->classid ? -1 : 1;
+	if (a->attach != b->attach)
+		return a->attach < b->attach ? -1 : 1;
+	if (c)
+		return c;
+	if ((ka && ka->two) != (kb && kb->two))
+		return ka && ka->two ? 1 : -1;
+	if (ka && ka->two && (ka->lo2 != kb->lo2 || ka->hi2 != kb->hi2))
+		return ka->lo2 != kb->lo2 ? (ka->lo2 < kb->lo2 ? -1 : 1) : (ka->hi2 < kb->hi2 ? -1 : 1);
+	return 0;
+}
+
+static int cmp_match(const void *pa, const void *pb, void *arg)
+{
+	const struct imp_tree *t = arg;
+	int a = *(const int *)pa, b = *(const int *)pb;
+
+	/* then HTB's order within one attach point: pref, then as read */
+	return match_order(&t->rules[a], &t->rules[b]) ?:
+	       t->rules[a].pref != t->rules[b].pref ? (t->rules[a].pref < t->rules[b].pref ? -1 : 1) : a - b;
+}
+
+static int drop_duplicates(struct imp_tree *t)
+{
+	int *ix = malloc((t->nrules ? t->nrules : 1) * sizeof(int)), n = 0;
+
+	if (!ix)
+		return -1;
+	for (int i = 0; i < t->nrules; i++)
+		if (t->rules[i].text[0] && !t->rules[i].gate)
+			ix[n++] = i;
+	qsort_r(ix, n, sizeof(int), cmp_match, t);
+	for (int i = n - 1; i > 0; i--) {
+		int a = ix[i - 1], b = ix[i];
+
+		if (match_order(&t->rules[a], &t->rules[b]))
+			continue;
+		t->rules[b].text[0] = '\0';	/* the later one */
+	}
+	free(ix);
+	return 0;
+}
+
 static void check_order(struct imp_tree *t)
 {
 	struct pos *ord = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
@@ -856,6 +909,10 @@ int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, 
 		t->defcls |= t->handle;
 	resolve_targets(t);
 	resolve_inner_targets(t);
+	if (drop_duplicates(t)) {
+		p_err(ctx, "out of memory");
+		return 0;
+	}
 	check_order(t);
 	if (!t->ncls) {
 		p_err(ctx, "%s: the HTB qdisc has no classes: nothing to import", t->dev);

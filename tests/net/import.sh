@@ -134,6 +134,40 @@ test_script_forms() {
 	  '["1:20",["1:1",1250000,0],["1:20",250000,2]]' ] || fail "tree: $(cat "$tmp/f.ini" | tr '\n' ' ')"
 }
 
+# Issue 23 B: u32 tables linking to tables through several nodes each.
+# 7112e5f walked every path (8 links per table, 7 tables deep: 262,144
+# paths, each giving the same matches again; a 43-line script took 21 s):
+# now a table is walked once per distinct state, and a match line that
+# repeats one before it (a filter given twice) is written once.
+test_u32_links_deep_and_wide() {
+	local t k t0 t1
+	{
+		echo "tc qdisc add dev b0 root handle 1: htb default 30"
+		echo "tc class add dev b0 parent 1: classid 1:1 htb rate 100mbit"
+		for k in 10 20 30; do
+			echo "tc class add dev b0 parent 1:1 classid 1:$k htb rate 10mbit ceil 100mbit"
+		done
+		for t in $(seq 1 7); do echo "tc filter add dev b0 parent 1: prio 1 handle $t: protocol ip u32 divisor 1"; done
+		echo "tc filter add dev b0 parent 1: prio 1 protocol ip u32 ht 800:: match u32 0 0 link 1:"
+		for t in $(seq 1 6); do for k in $(seq 8); do
+			echo "tc filter add dev b0 parent 1: prio 1 protocol ip u32 ht $t:: match u32 0 0 link $((t + 1)):"
+		done; done
+		echo "tc filter add dev b0 parent 1: prio 1 protocol ip u32 ht 7:: match ip dst 198.18.0.1/32 flowid 1:10"
+		echo "tc filter add dev b0 parent 1: prio 1 protocol ip u32 ht 7:: match ip protocol 6 0xff match ip dport 80 0xffff flowid 1:20"
+		echo "tc filter add dev b0 parent 1: prio 1 protocol ip u32 ht 7:: match ip dst 198.18.0.1/32 flowid 1:10"
+	} > "$tmp/b.tc"
+	t0=$(date +%s%N)
+	timeout 60 "$HTBCTL" import script "$tmp/b.tc" -o "$tmp/b.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	t1=$(date +%s%N)
+	[ $(( (t1 - t0) / 1000000 )) -lt 5000 ] || fail "took $(( (t1 - t0) / 1000000 )) ms"
+	"$HTBCTL" check config "$tmp/b.ini" > /dev/null 2>&1 || fail "check refused the import"
+	[ "$(config_matches "$tmp/b.ini" | sort | uniq -d | wc -l)" = 0 ] ||
+		fail "$(config_matches "$tmp/b.ini" | wc -l) match lines, duplicates among them"
+	[ "$(config_matches "$tmp/b.ini" | tr '\n' ';')" = "1:10 dst 198.18.0.1/32;1:20 tcp dport 80;" ] ||
+		fail "matches: $(config_matches "$tmp/b.ini" | head -5 | tr '\n' ';')"
+	note "imported in $(( (t1 - t0) / 1000000 )) ms"
+}
+
 # Issue 23 D: past 4,095 nodes in one u32 bucket the kernel gives every
 # further node the id fff (cls_u32.c gen_new_kid()), and 7112e5f kept one
 # node per handle: of 5,000 /32 filters in 800: it kept 4,095. Each is a
