@@ -155,7 +155,9 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 		}
 		return 0;
 	}
-	if (tcm->tcm_parent == TC_H_INGRESS || TC_H_MAJ(tcm->tcm_handle) == TC_H_MAJ(TC_H_INGRESS)) {
+	/* ingress and clsact hang on TC_H_INGRESS; a leaf qdisc may have the
+	 * handle ffff: too (it is only ingress's by custom) */
+	if (tcm->tcm_parent == TC_H_INGRESS) {
 		s->ingress = tcm->tcm_handle ? tcm->tcm_handle : TC_H_INGRESS;
 		return 0;
 	}
@@ -439,6 +441,14 @@ int import_read(const struct ctx *ctx, const char *dev, struct imp_tree *t)
 		p_err(ctx, "%s: the root qdisc is %s, not htb: nothing to import%s", dev,
 		      s.root_kind[0] ? s.root_kind : "none",
 		      !strcmp(s.root_kind, "mq") ? " (an HTB per TX queue under mq is not supported: import one HTB tree)" : "");
+		return -1;
+	}
+	/* htbctl's class ids take majors 1..fffe (config.md): classes
+	 * ffff:N would make a config check refuses */
+	if (TC_H_MAJ(t->handle) == TC_H_MAJ(TC_H_INGRESS)) {
+		p_err(ctx, "%s: the HTB qdisc's handle is ffff:, which htbctl's class ids do not take (majors 1..fffe; ffff: is ingress's): give it another handle",
+		      dev);
+		free(s.lq);
 		return -1;
 	}
 	free(s.lq);

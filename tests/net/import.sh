@@ -191,6 +191,32 @@ test_u32_5000_in_one_bucket() {
 		fail "class 1:1487 lacks the 5,000th filter's match"
 }
 
+# Issue 23 F: handles with major ffff. An HTB with handle ffff: is
+# refused with one line (7112e5f wrote classes ffff:N, which check
+# refuses: majors 1..fffe); a class 1:ffff, a filter to ffff:10 and a leaf
+# qdisc with handle ffff: import, and pass check (7112e5f took that leaf
+# for the ingress side and dropped it).
+test_ffff_handles() {
+	printf '%s\n' 'tc qdisc add dev e0 root handle ffff: htb default 10' \
+		'tc class add dev e0 parent ffff: classid ffff:1 htb rate 10mbit' \
+		'tc class add dev e0 parent ffff:1 classid ffff:10 htb rate 5mbit ceil 10mbit' > "$tmp/f1.tc"
+	refused_with 1 "handle is ffff:, which htbctl's class ids do not take" "$HTBCTL" import script "$tmp/f1.tc" -o "$tmp/f1.ini"
+	[ ! -e "$tmp/f1.ini" ] || fail "-o was written"
+	printf '%s\n' 'tc qdisc add dev e0 root handle 1: htb default 10' \
+		'tc class add dev e0 parent 1: classid 1:1 htb rate 10mbit' \
+		'tc class add dev e0 parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit' \
+		'tc class add dev e0 parent 1:1 classid 1:ffff htb rate 5mbit ceil 10mbit' \
+		'tc qdisc add dev e0 parent 1:ffff handle ffff: pfifo limit 10' \
+		'tc filter add dev e0 parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.1/32 flowid ffff:10' \
+		'tc filter add dev e0 parent 1: protocol ip prio 2 u32 match ip dst 198.18.0.2/32 flowid 1:ffff' > "$tmp/f2.tc"
+	"$HTBCTL" import script "$tmp/f2.tc" -o "$tmp/f2.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	"$HTBCTL" check config "$tmp/f2.ini" > /dev/null 2>&1 || fail "check refused the import"
+	grep -q "class 1:ffff: leaf qdisc pfifo is not converted" "$tmp/err" || fail "the ffff: leaf: $(oneline "$tmp/err")"
+	! grep -q "ingress" "$tmp/err" || fail "a leaf taken for ingress: $(oneline "$tmp/err")"
+	grep -q "class ffff:10 is not in the HTB tree" "$tmp/err" || fail "the filter to ffff:10: $(oneline "$tmp/err")"
+	[ "$(config_matches "$tmp/f2.ini")" = "1:ffff dst 198.18.0.2/32" ] || fail "matches: $(config_matches "$tmp/f2.ini")"
+}
+
 # Issue 23 A: a bpf filter or action is refused by what tc parses (tc's
 # words: tabs, quotes; its prefixes: "f" is filter, "e" is exec), with
 # its FILE:LINE (7112e5f looked for " bpf ", " obj ", " object-file ": tc
