@@ -68,9 +68,19 @@ struct imp_rule {
 	char text[IMP_TEXT_LEN];	/* the htbctl match, once converted */
 };
 
+/* A qdisc's size table (tc ... stab): the packet length every rate of the
+ * qdisc sees is the table's, before the classes' own overhead. */
+struct imp_stab {
+	bool set;
+	int overhead;
+	__u32 mpu, linklayer, mtu, tsize;
+	__u8 cell_log;
+};
+
 struct imp_tree {
 	char dev[32];
 	__u32 handle;			/* the HTB qdisc's handle (major << 16) */
+	struct imp_stab stab;		/* the HTB qdisc's */
 	__u32 defcls;			/* the default class, 0 if none */
 	__u32 r2q;
 	struct imp_class *cls;

@@ -136,6 +136,31 @@ static void htb_glob(struct imp_tree *t, const struct nlattr *opts)
 	}
 }
 
+/* TCA_STAB's base (struct tc_sizespec), if the qdisc has one. */
+static void qdisc_stab(const struct nlmsghdr *nlh, struct imp_stab *st)
+{
+	const struct nlattr *a, *b;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg)) {
+		if (mnl_attr_get_type(a) != TCA_STAB)
+			continue;
+		mnl_attr_for_each_nested(b, a) {
+			const struct tc_sizespec *sz = mnl_attr_get_payload(b);
+
+			if (mnl_attr_get_type(b) != TCA_STAB_BASE || mnl_attr_get_payload_len(b) < sizeof(*sz))
+				continue;
+			st->set = true;
+			st->overhead = sz->overhead;
+			st->mpu = sz->mpu;
+			st->linklayer = sz->linklayer;
+			st->mtu = sz->mtu;
+			st->tsize = sz->tsize;
+			st->cell_log = sz->cell_log;
+			return;
+		}
+	}
+}
+
 static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct qd_seen *s = data;
@@ -152,6 +177,7 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 			s->t->handle = tcm->tcm_handle;
 			if (opts)
 				htb_glob(s->t, opts);
+			qdisc_stab(nlh, &s->t->stab);	/* only a root may have one */
 		}
 		return 0;
 	}

@@ -217,6 +217,29 @@ test_ffff_handles() {
 	[ "$(config_matches "$tmp/f2.ini")" = "1:ffff dst 198.18.0.2/32" ] || fail "matches: $(config_matches "$tmp/f2.ini")"
 }
 
+# Issue 23 E: the HTB qdisc's size table (stab) is htbctl's device
+# overhead, mpu and linklayer when the classes have none of their own, else
+# a warning (7112e5f dropped it without a word).
+test_stab() {
+	local head='tc qdisc add dev e0 root handle 1: stab overhead 24 linklayer ethernet htb default 10'
+	local rest='tc class add dev e0 parent 1: classid 1:1 htb rate 10mbit
+tc class add dev e0 parent 1:1 classid 1:10 htb rate 5mbit ceil 10mbit'
+	printf '%s\n%s\n' "$head" "$rest" > "$tmp/e1.tc"
+	printf '%s\n%s\n' "${head/overhead 24 linklayer ethernet/overhead 40 mpu 64 linklayer atm}" "$rest" > "$tmp/e2.tc"
+	printf '%s\n%s\n' "$head" "${rest/rate 10mbit/rate 10mbit overhead 8}" > "$tmp/e3.tc"
+	for f in e1 e2 e3; do
+		"$HTBCTL" import script "$tmp/$f.tc" -o "$tmp/$f.ini" 2> "$tmp/$f.err" || fail "$f: $(oneline "$tmp/$f.err")"
+		"$HTBCTL" -j check config "$tmp/$f.ini" 2> /dev/null | jq -c '.device | [.overhead, .mpu, .linklayer]' > "$tmp/$f.dev" ||
+			fail "$f: check refused the import"
+	done
+	[ "$(cat "$tmp/e1.dev")" = '[24,0,"ethernet"]' ] || fail "e1: $(cat "$tmp/e1.dev")"
+	[ "$(cat "$tmp/e2.dev")" = '[40,64,"atm"]' ] || fail "e2: $(cat "$tmp/e2.dev")"
+	! grep -q stab "$tmp/e1.err" "$tmp/e2.err" || fail "a warning about a converted stab"
+	[ "$(cat "$tmp/e3.dev")" = '[8,0,"ethernet"]' ] || fail "e3: $(cat "$tmp/e3.dev")"
+	grep -q "warning: import: the HTB qdisc's stab (overhead 24 mpu 0 linklayer ethernet) is not converted" "$tmp/e3.err" ||
+		fail "e3: no warning: $(oneline "$tmp/e3.err")"
+}
+
 # Issue 23 A: a bpf filter or action is refused by what tc parses (tc's
 # words: tabs, quotes; its prefixes: "f" is filter, "e" is exec), with
 # its FILE:LINE (7112e5f looked for " bpf ", " obj ", " object-file ": tc
