@@ -68,9 +68,19 @@ struct imp_rule {
 	char text[IMP_TEXT_LEN];	/* the htbctl match, once converted */
 };
 
+/* A qdisc's size table (tc ... stab): the packet length every rate of the
+ * qdisc sees is the table's, before the classes' own overhead. */
+struct imp_stab {
+	bool set;
+	int overhead;
+	__u32 mpu, linklayer, mtu, tsize;
+	__u8 cell_log;
+};
+
 struct imp_tree {
 	char dev[32];
 	__u32 handle;			/* the HTB qdisc's handle (major << 16) */
+	struct imp_stab stab;		/* the HTB qdisc's */
 	__u32 defcls;			/* the default class, 0 if none */
 	__u32 r2q;
 	struct imp_class *cls;
@@ -119,6 +129,27 @@ void imp_rule_express(struct imp_rule *r);
 /* Filters turned into each leaf's matches (precedence checked), then the
  * config. Returns how many classes were written (0: nothing converted). */
 int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, FILE *out);
+
+/* A script line as tc -batch reads it (import_tc.c). */
+#define TC_MAX_WORDS 511		/* tc's makeargs exits past this */
+
+enum tc_object { TC_NONE, TC_QDISC, TC_CLASS, TC_FILTER, TC_CHAIN, TC_ACTIONS, TC_MONITOR,
+		 TC_EXEC, TC_HELP };
+
+struct tc_line {
+	char *w[TC_MAX_WORDS];
+	int n;
+	int obj;			/* the object's word: tc's command starts there */
+	enum tc_object kind;		/* TC_NONE: not a tc command */
+	bool del;			/* its verb deletes (delete, flush) */
+};
+
+bool tc_matches(const char *word, const char *name);
+int tc_split(char *line, struct tc_line *l, const char **why);
+void tc_classify(struct tc_line *l);
+const char *tc_refusal(const struct tc_line *l);
+size_t tc_join(const struct tc_line *l, char *out, size_t len);
+const char *tc_next_dev(const struct tc_line *l, int *from);
 
 /* import script: a scratch network namespace with the script's devices,
  * the script applied with tc -batch. 0, or -1 with one line printed

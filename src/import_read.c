@@ -136,6 +136,31 @@ static void htb_glob(struct imp_tree *t, const struct nlattr *opts)
 	}
 }
 
+/* TCA_STAB's base (struct tc_sizespec), if the qdisc has one. */
+static void qdisc_stab(const struct nlmsghdr *nlh, struct imp_stab *st)
+{
+	const struct nlattr *a, *b;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct tcmsg)) {
+		if (mnl_attr_get_type(a) != TCA_STAB)
+			continue;
+		mnl_attr_for_each_nested(b, a) {
+			const struct tc_sizespec *sz = mnl_attr_get_payload(b);
+
+			if (mnl_attr_get_type(b) != TCA_STAB_BASE || mnl_attr_get_payload_len(b) < sizeof(*sz))
+				continue;
+			st->set = true;
+			st->overhead = sz->overhead;
+			st->mpu = sz->mpu;
+			st->linklayer = sz->linklayer;
+			st->mtu = sz->mtu;
+			st->tsize = sz->tsize;
+			st->cell_log = sz->cell_log;
+			return;
+		}
+	}
+}
+
 static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct qd_seen *s = data;
@@ -152,10 +177,13 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 			s->t->handle = tcm->tcm_handle;
 			if (opts)
 				htb_glob(s->t, opts);
+			qdisc_stab(nlh, &s->t->stab);	/* only a root may have one */
 		}
 		return 0;
 	}
-	if (tcm->tcm_parent == TC_H_INGRESS || TC_H_MAJ(tcm->tcm_handle) == TC_H_MAJ(TC_H_INGRESS)) {
+	/* ingress and clsact hang on TC_H_INGRESS; a leaf qdisc may have the
+	 * handle ffff: too (it is only ingress's by custom) */
+	if (tcm->tcm_parent == TC_H_INGRESS) {
 		s->ingress = tcm->tcm_handle ? tcm->tcm_handle : TC_H_INGRESS;
 		return 0;
 	}
@@ -439,6 +467,14 @@ int import_read(const struct ctx *ctx, const char *dev, struct imp_tree *t)
 		p_err(ctx, "%s: the root qdisc is %s, not htb: nothing to import%s", dev,
 		      s.root_kind[0] ? s.root_kind : "none",
 		      !strcmp(s.root_kind, "mq") ? " (an HTB per TX queue under mq is not supported: import one HTB tree)" : "");
+		return -1;
+	}
+	/* htbctl's class ids take majors 1..fffe (config.md): classes
+	 * ffff:N would make a config check refuses */
+	if (TC_H_MAJ(t->handle) == TC_H_MAJ(TC_H_INGRESS)) {
+		p_err(ctx, "%s: the HTB qdisc's handle is ffff:, which htbctl's class ids do not take (majors 1..fffe; ffff: is ingress's): give it another handle",
+		      dev);
+		free(s.lq);
 		return -1;
 	}
 	free(s.lq);

@@ -19,7 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <limits.h>
+#include <mntent.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -27,23 +30,30 @@
 
 extern char **environ;
 
-#define MAX_DEVS 8
+/* A veth per device the script names (one `ip link add` each, about
+ * 5 ms): past this many the script is refused, naming the limit. */
+#define MAX_DEVS 1024
+
+/* After each command tc runs this unknown object, which it reports as a
+ * failed command with its line number: the last one reported is the last
+ * command tc got through (tc -batch exits mid-script on some parse
+ * errors, and its exit status does not say where). */
+#define PROBE "htbctl-applied"
 
 struct script {
 	const char *file;
-	char *batch;			/* the tc commands, one per line */
+	char *batch;			/* the tc commands, each followed by PROBE */
 	size_t len, cap;
-	unsigned *line;			/* batch line -> FILE line */
+	unsigned *line;			/* command -> FILE line */
 	bool *is_del;			/* a delete: failing on a fresh device is fine */
 	unsigned n, capn;
-	char devs[MAX_DEVS][IF_NAMESIZE];
-	int ndevs;
+	char (*devs)[IF_NAMESIZE];	/* sorted */
+	int ndevs, capdevs;
+	struct tc_line words;		/* the line being read */
 };
 
-static int add_batch(struct script *s, const char *cmd, unsigned line, bool del)
+static int grow_text(struct script *s, size_t need)
 {
-	size_t need = strlen(cmd) + 2;
-
 	if (s->len + need > s->cap) {
 		size_t cap = (s->cap + need) * 2;
 		char *b = realloc(s->batch, cap);
@@ -53,6 +63,11 @@ static int add_batch(struct script *s, const char *cmd, unsigned line, bool del)
 		s->batch = b;
 		s->cap = cap;
 	}
+	return 0;
+}
+
+static int grow_lines(struct script *s)
+{
 	if (s->n == s->capn) {
 		unsigned cap = s->capn ? 2 * s->capn : 256;
 		unsigned *l = realloc(s->line, cap * sizeof(*l));
@@ -65,63 +80,71 @@ static int add_batch(struct script *s, const char *cmd, unsigned line, bool del)
 		s->is_del = d;
 		s->capn = cap;
 	}
-	s->len += snprintf(s->batch + s->len, s->cap - s->len, "%s\n", cmd);
-	s->line[s->n] = line;
-	s->is_del[s->n++] = del;
 	return 0;
 }
 
-static void note_dev(struct script *s, const char *cmd)
+/* The checked words, quoted for tc, then the probe line. */
+static int add_batch(struct script *s, unsigned line)
 {
-	const char *p = strstr(cmd, " dev ");
-	char name[64];
+	size_t need = tc_join(&s->words, NULL, 0) + sizeof(PROBE) + 4;
 
-	if (!p || sscanf(p + 5, "%63s", name) != 1 || strlen(name) >= IF_NAMESIZE)
-		return;
-	for (int i = 0; i < s->ndevs; i++)
-		if (!strcmp(s->devs[i], name))
-			return;
-	if (s->ndevs < MAX_DEVS)
-		snprintf(s->devs[s->ndevs++], IF_NAMESIZE, "%s", name);
+	if (grow_text(s, need) || grow_lines(s))
+		return -1;
+	s->len += tc_join(&s->words, s->batch + s->len, s->cap - s->len);
+	s->len += (size_t)snprintf(s->batch + s->len, s->cap - s->len, "\n" PROBE "\n");
+	s->line[s->n] = line;
+	s->is_del[s->n++] = s->words.del;
+	return 0;
 }
 
-/* The tc command in one logical line, or NULL: "tc qdisc add ...",
- * "/sbin/tc ...", "sudo tc ..." and a batch file's "qdisc add ..." all
- * give "qdisc add ...". */
-static const char *tc_command(char *l)
+static int cmp_dev(const void *a, const void *b)
 {
-	static const char *const objects[] = { "qdisc", "class", "filter", "chain", "action", "actions" };
-	char *w = l;
-	size_t n;
+	return strcmp(a, b);
+}
 
-	if (!strncmp(w, "sudo ", 5))
-		w += 5;
-	n = strcspn(w, " \t");
-	if ((n == 2 && !strncmp(w, "tc", 2)) || (n > 3 && !strncmp(w + n - 3, "/tc", 3))) {
-		w += n;
-		while (*w == ' ' || *w == '\t')
-			w++;
-		while (*w == '-') {		/* tc's own options: -s, -d, -force */
-			w += strcspn(w, " \t");
-			while (*w == ' ' || *w == '\t')
-				w++;
+/* Each device the command names, once (sorted: a script of thousands of
+ * lines on a few devices looks each up by bisection). */
+static int note_devs(const struct ctx *ctx, struct script *s, unsigned lineno)
+{
+	const char *name;
+	int from = 0;
+
+	while ((name = tc_next_dev(&s->words, &from))) {
+		char key[IF_NAMESIZE];
+		int at = 0;
+
+		if (strlen(name) >= IF_NAMESIZE)
+			continue;	/* tc refuses it, with its line */
+		snprintf(key, sizeof(key), "%s", name);
+		while (at < s->ndevs && strcmp(s->devs[at], key) < 0)
+			at++;
+		if (s->ndevs && bsearch(key, s->devs, s->ndevs, sizeof(s->devs[0]), cmp_dev))
+			continue;
+		if (s->ndevs == MAX_DEVS) {
+			p_err(ctx, "%s:%u: device %s is more than %d devices: import script makes a veth for each (give the commands of fewer devices)",
+			      s->file, lineno, key, MAX_DEVS);
+			return -1;
 		}
-	}
-	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++) {
-		size_t k = strlen(objects[i]);
+		if (s->ndevs == s->capdevs) {
+			int cap = s->capdevs ? 2 * s->capdevs : 8;
+			char (*v)[IF_NAMESIZE] = realloc(s->devs, cap * sizeof(*v));
 
-		if (!strncmp(w, objects[i], k) && (w[k] == ' ' || w[k] == '\t' || !w[k]))
-			return w;
+			if (!v)
+				return -1;
+			s->devs = v;
+			s->capdevs = cap;
+		}
+		memmove(s->devs[at + 1], s->devs[at], (s->ndevs - at) * sizeof(s->devs[0]));
+		memcpy(s->devs[at], key, sizeof(key));
+		s->ndevs++;
 	}
-	return NULL;
+	return 0;
 }
 
 static char *trim(char *l)
 {
-	char *e, *hash = strchr(l, '#');
+	char *e;
 
-	if (hash)
-		*hash = '\0';
 	while (*l == ' ' || *l == '\t')
 		l++;
 	for (e = l + strlen(l); e > l && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'); )
@@ -129,9 +152,11 @@ static char *trim(char *l)
 	return l;
 }
 
+/* One logical line (comments gone): tc's words, checked, into the batch. */
 static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned lineno)
 {
-	const char *cmd;
+	char q[MSG_QUOTE_BUF];
+	const char *why = NULL;
 	char *t = trim(l);
 
 	if (!*t)
@@ -141,22 +166,24 @@ static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned l
 		      s->file, lineno);
 		return -1;
 	}
-	cmd = tc_command(t);
-	if (cmd && (strstr(cmd, " bpf ") || strstr(cmd, " object-file ") || strstr(cmd, " obj "))) {
-		p_err(ctx, "%s:%u: a bpf filter or action is not imported (it would load a program, and may pin maps outside the scratch namespace)",
-		      s->file, lineno);
+	msg_quote(q, sizeof(q), t);	/* before tc_split cuts it */
+	if (tc_split(t, &s->words, &why)) {
+		p_err(ctx, "%s:%u: %s: tc -batch would stop the script there", s->file, lineno, why);
 		return -1;
 	}
-	if (!cmd) {
-		char q[MSG_QUOTE_BUF];
-
-		p_warn(ctx, "%s:%u: skipped: not a tc command: %s", s->file, lineno,
-		       msg_quote(q, sizeof(q), t));
+	tc_classify(&s->words);
+	if (s->words.kind == TC_NONE) {
+		p_warn(ctx, "%s:%u: skipped: not a tc command: %s", s->file, lineno, q);
 		return 0;
 	}
-	note_dev(s, cmd);
-	return add_batch(s, cmd, lineno, strstr(cmd, " del ") || strstr(cmd, " delete ") ||
-				       strstr(cmd, " flush"));
+	why = tc_refusal(&s->words);
+	if (why) {
+		p_err(ctx, "%s:%u: %s", s->file, lineno, why);
+		return -1;
+	}
+	if (note_devs(ctx, s, lineno))
+		return -1;
+	return add_batch(s, lineno);
 }
 
 /* A script is read whole from a regular file of at most this size: a
@@ -206,8 +233,8 @@ static int read_script(const struct ctx *ctx, struct script *s)
 	if (!f)
 		return -1;
 	while (!rc && getline(&buf, &cap, f) >= 0) {
-		size_t n = strcspn(buf, "\r\n");
-		bool more = n && buf[n - 1] == '\\';
+		size_t n = strcspn(buf, "#\r\n");	/* tc drops a comment before joining */
+		bool more = n && buf[n - 1] == '\\' && buf[n] != '#';
 		char *grown = realloc(logical, llen + n + 2);
 
 		lineno++;
@@ -314,56 +341,77 @@ static int make_devices(const struct ctx *ctx, const struct script *s)
 	return 0;
 }
 
-/* The reason tc gave for one failed command: its lines before "Command
- * failed", without the kernel's warnings about earlier commands that
- * worked (sch_htb's "quantum ... is big"), joined into one line. */
-static char *last_reason(char *msg)
-{
-	char *out = msg, *w = msg, *l;
+/* What tc said about one command: its lines since the previous command's
+ * report, without the kernel's warnings about commands that worked
+ * (sch_htb's "quantum ... is big") and the probe's own line, joined into
+ * one line (in place). */
+struct said {
+	char *text;
+	size_t len;
+};
 
-	for (l = strtok(msg, "\n"); l; l = strtok(NULL, "\n")) {
-		if (!strncmp(l, "Warning:", 8))
-			continue;
-		if (w != out)
-			*w++ = ' ';
-		memmove(w, l, strlen(l));
-		w += strlen(l);
-	}
-	*w = '\0';
-	return trim(out);
+static void said_add(struct said *m, const char *l)
+{
+	if (!strncmp(l, "Warning:", 8) || !strncmp(l, "Object \"" PROBE "\"", sizeof(PROBE) + 7))
+		return;
+	if (m->len)
+		m->text[m->len++] = ' ';
+	memmove(m->text + m->len, l, strlen(l));
+	m->len += strlen(l);
+	m->text[m->len] = '\0';
+}
+
+/* "Command failed PATH:N" for our batch file: N, else 0. */
+static unsigned failed_line(const char *l, const char *path)
+{
+	static const char head[] = "Command failed ";
+	size_t plen = strlen(path);
+	char *end;
+	unsigned long n;
+
+	if (strncmp(l, head, sizeof(head) - 1) || strncmp(l + sizeof(head) - 1, path, plen) ||
+	    l[sizeof(head) - 1 + plen] != ':')
+		return 0;
+	n = strtoul(l + sizeof(head) + plen, &end, 10);
+	return *end || n > 0xffffffffu ? 0 : (unsigned)n;
 }
 
 /*
  * tc -force -batch goes on after a failed command and names each one
- * ("Command failed FILE:N"), after its message. A delete that fails is
- * fine (the device is fresh: there is nothing to delete); anything else
- * that fails means the tree is not the script's, so nothing is imported.
+ * ("Command failed FILE:N") after its message; command k is batch line
+ * 2k-1, its probe 2k. A delete that fails is fine (the device is fresh:
+ * there is nothing to delete); anything else that fails, or a command
+ * whose probe never came (tc exited there), means the tree is not the
+ * script's, so nothing is imported.
  */
-static int check_failures(const struct ctx *ctx, const struct script *s, char *err)
+static int check_failures(const struct ctx *ctx, const struct script *s, char *err,
+			  const char *path, int status)
 {
-	char *msg = err, *p;
+	struct said m = { err, 0 };
+	unsigned done = 0;
 
-	while ((p = strstr(msg, "Command failed "))) {
-		char *colon, *eol = strchr(p, '\n');
-		unsigned long n;
+	for (char *l = strtok(err, "\n"), *next; l; l = next) {
+		unsigned n = failed_line(l, path);
 
-		*p = '\0';
-		if (eol)
-			*eol = '\0';	/* the number is the last thing on its line */
-		colon = strrchr(p + 15, ':');
-		n = colon ? strtoul(colon + 1, NULL, 10) : 0;
-		if (n >= 1 && n <= s->n && !s->is_del[n - 1]) {
-			char *m = last_reason(msg);
-
-			p_err(ctx, "%s:%u: tc refused the command: %s", s->file, s->line[n - 1],
-			      *m ? m : "(no message)");
+		next = strtok(NULL, "\n");
+		if (!n) {
+			said_add(&m, l);
+			continue;
+		}
+		if (n % 2 == 0) {
+			done = n / 2;
+		} else if ((n + 1) / 2 <= s->n && !s->is_del[(n - 1) / 2]) {
+			p_err(ctx, "%s:%u: tc refused the command: %s", s->file, s->line[(n - 1) / 2],
+			      m.len ? trim(m.text) : "(no message)");
 			return -1;
 		}
-		msg = eol ? eol + 1 : p + strlen(p + 1) + 1;
-		if (!eol)
-			break;
+		m.len = 0;
 	}
-	return 0;
+	if (done >= s->n)
+		return 0;
+	p_err(ctx, "%s:%u: tc stopped at this command (exit status %d), the rest not applied: %s",
+	      s->file, s->line[done], status, m.len ? trim(m.text) : "(no message)");
+	return -1;
 }
 
 static int apply_batch(const struct ctx *ctx, const struct script *s)
@@ -378,12 +426,11 @@ static int apply_batch(const struct ctx *ctx, const struct script *s)
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	st = run(argv, &err);
-	if (st < 0 || st >= 128 || !err) {
-		p_err(ctx, "%s: running tc: %s", s->file,
-		      st < 0 ? strerror(errno) : !err ? "out of memory" : "it was killed");
+	if (st < 0 || !err) {
+		p_err(ctx, "%s: running tc: %s", s->file, st < 0 ? strerror(errno) : "out of memory");
 		goto out;
 	}
-	rc = check_failures(ctx, s, err);
+	rc = check_failures(ctx, s, err, path, st);
 out:
 	if (fd >= 0)
 		close(fd);
@@ -415,25 +462,90 @@ static int pick_dev(const struct ctx *ctx, const struct script *s, const char *w
 	return 0;
 }
 
+/*
+ * The script's tc must not reach the machine's bpffs, whatever the line
+ * checks let through (defence in depth: a bpf object's maps are pinned
+ * there, and tc mounts a bpffs itself when it finds none). So the scratch
+ * namespace has its own mounts too: nothing propagates back (/ private),
+ * every bpffs mount is detached, and a fresh bpffs of its own (an empty
+ * tmpfs where the kernel has none) covers /sys/fs/bpf, where tc looks
+ * first. It all goes away with the process.
+ */
+static int detach_bpffs(void)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	char (*dirs)[PATH_MAX] = NULL;
+	struct mntent *m;
+	int n = 0, rc = 0;
+
+	if (!f)
+		return -1;
+	while ((m = getmntent(f))) {
+		char (*v)[PATH_MAX];
+
+		if (strcmp(m->mnt_type, "bpf"))
+			continue;
+		v = realloc(dirs, (n + 1) * sizeof(*v));
+		if (!v) {
+			rc = -1;
+			break;
+		}
+		dirs = v;
+		snprintf(dirs[n++], PATH_MAX, "%s", m->mnt_dir);
+	}
+	endmntent(f);
+	while (!rc && n--)	/* the last mounted first: a mount on a mount */
+		if (umount2(dirs[n], MNT_DETACH) && errno != EINVAL && errno != ENOENT)
+			rc = -1;
+	free(dirs);
+	return rc;
+}
+
+static int private_bpffs(const struct ctx *ctx)
+{
+	const char *step = "a private mount namespace";
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		goto fail;
+	step = "detaching the machine's bpffs";
+	if (detach_bpffs())
+		goto fail;
+	step = "a private bpffs on /sys/fs/bpf";
+	if (mount("bpf", "/sys/fs/bpf", "bpf", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") &&
+	    mount("tmpfs", "/sys/fs/bpf", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=64k"))
+		goto fail;
+	return 0;
+fail:
+	p_err(ctx, "import script: %s: %s", step, strerror(errno));
+	return -1;
+}
+
 int import_script_apply(const struct ctx *ctx, const char *file, const char *want_dev,
 			char *dev, size_t devlen)
 {
-	struct script s = { .file = file };
+	struct script *s = calloc(1, sizeof(*s));
 	int rc = -1;
 
-	if (read_script(ctx, &s) || pick_dev(ctx, &s, want_dev, dev, devlen))
+	if (!s) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	s->file = file;
+	if (read_script(ctx, s) || pick_dev(ctx, s, want_dev, dev, devlen))
 		goto out;
 	if (unshare(CLONE_NEWNET)) {
 		p_err(ctx, "import script: a scratch network namespace: %s%s", strerror(errno),
 		      errno == EPERM ? " (needs root: CAP_SYS_ADMIN)" : "");
 		goto out;
 	}
-	if (make_devices(ctx, &s) || apply_batch(ctx, &s))
+	if (private_bpffs(ctx) || make_devices(ctx, s) || apply_batch(ctx, s))
 		goto out;
 	rc = 0;
 out:
-	free(s.batch);
-	free(s.line);
-	free(s.is_del);
+	free(s->batch);
+	free(s->line);
+	free(s->is_del);
+	free(s->devs);
+	free(s);
 	return rc;
 }

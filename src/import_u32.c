@@ -28,6 +28,10 @@
 
 struct u32_node {
 	__u32 pref, handle, ht, link, classid, divisor;
+	/* past 4095 nodes in one bucket the kernel has no node id left and
+	 * gives every further node id fff (cls_u32.c gen_new_kid()): nodes
+	 * of one handle are told apart by their place in the dump */
+	__u32 occ;
 	__u32 seen[MAX_SEEN];		/* a table: every attach point that dumped it */
 	int nseen;
 	__u16 proto;
@@ -125,6 +129,8 @@ int u32_graph_add(struct u32_graph *g, __u32 attach, __u32 pref, __u16 proto,
 	n->proto = proto;
 	n->handle = tcm->tcm_handle;
 	n->seen[n->nseen++] = attach;
+	if (g->n && g->v[g->n - 1].handle == n->handle && g->v[g->n - 1].seen[0] == attach)
+		n->occ = g->v[g->n - 1].occ + 1;
 	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
 		if (mnl_attr_get_type(a) != TCA_OPTIONS)
 			continue;
@@ -324,23 +330,56 @@ static void tpl_fields(struct imp_rule *r, const struct tpl *t, __u16 proto)
 
 /* ---- the walk -------------------------------------------------------- */
 
+/* u32_classify follows at most this many links (TC_U32_MAXDEPTH in
+ * net/sched/cls_u32.c); one more and it gives up on the packet ("dead
+ * loop"): nothing of this filter matches it. */
+#define U32_MAXDEPTH 8
+
+/*
+ * One visit of a table: what it yields depends only on the table, the
+ * template laid so far, the link's hash selector and the depth left. A
+ * second visit with all of these equal yields the first one's rules again,
+ * later in HTB's order, so never first: it is skipped. Tables linking to
+ * tables through several nodes each (7112e5f walked every path: a 43-line
+ * script took 21 s) then cost one visit per distinct state.
+ */
+struct visit {
+	int ht;				/* the table's index in the graph */
+	__u32 hmask;
+	int hoff;
+	__u8 depth, via, never, why;
+	__u8 val[TPL_LEN], mask[TPL_LEN];
+};
+
+struct visits {
+	struct visit *v;		/* open addressing; ht -1: empty */
+	size_t cap, n;
+};
+
 struct walk {
 	struct u32_graph *g;
 	struct imp_tree *t;
 	int depth;
 	__u32 attach, pref;		/* of the table the walk started at */
+	struct visits seen;
+	long steps, max_steps;		/* nodes walked: a bound on the work */
+	bool cut, deep;			/* notes given once per pref */
 };
 
-/* By handle (table, bucket, node: u32's own order within a bucket); the
+/* By handle (table, bucket, node: u32's own order within a bucket), then
+ * by place among the nodes of one handle (the kernel's order too); the
  * tables of one pref number come out in every attach point's dump. */
 static int cmp_node(const void *pa, const void *pb)
 {
 	const struct u32_node *a = pa, *b = pb;
 
-	return a->handle < b->handle ? -1 : a->handle > b->handle;
+	if (a->handle != b->handle)
+		return a->handle < b->handle ? -1 : 1;
+	return a->occ < b->occ ? -1 : a->occ > b->occ;
 }
 
-/* One entry per handle; a table keeps every attach point that listed it. */
+/* One entry per handle and place (the same node listed by several attach
+ * points); a table keeps every attach point that listed it. */
 static void dedupe(struct u32_graph *g)
 {
 	int n = 0;
@@ -349,7 +388,7 @@ static void dedupe(struct u32_graph *g)
 	for (int i = 0; i < g->n; i++) {
 		struct u32_node *keep = n ? &g->v[n - 1] : NULL;
 
-		if (keep && keep->handle == g->v[i].handle) {
+		if (keep && keep->handle == g->v[i].handle && keep->occ == g->v[i].occ) {
 			bool dup = false;
 
 			for (int k = 0; k < keep->nseen; k++)
@@ -448,11 +487,96 @@ static int tpl_bucket(const struct tpl *t, const struct u32_node *n, __u32 divis
 static void walk_ht(struct walk *w, const struct u32_node *ht, const struct tpl *above,
 		    const struct u32_node *via);
 
+static __u64 visit_hash(const struct visit *k)
+{
+	const __u8 *p = (const __u8 *)k;
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int visits_grow(struct visits *vs)
+{
+	size_t cap = vs->cap ? 2 * vs->cap : 256;
+	struct visit *v = malloc(cap * sizeof(*v)), *old = vs->v;
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < cap; i++)
+		v[i].ht = -1;
+	vs->v = v;
+	for (size_t i = 0, c = vs->cap; i < c; i++) {
+		size_t at = visit_hash(&old[i]) & (cap - 1);
+
+		if (old[i].ht < 0)
+			continue;
+		while (v[at].ht >= 0)
+			at = (at + 1) & (cap - 1);
+		v[at] = old[i];
+	}
+	vs->cap = cap;
+	free(old);
+	return 0;
+}
+
+/* Records the visit; false if it was made before (or memory ran out:
+ * then the walk goes on without the shortcut). */
+static bool first_visit(struct walk *w, const struct u32_node *ht, const struct tpl *t,
+			const struct u32_node *via)
+{
+	struct visits *vs = &w->seen;
+	struct visit k;
+	size_t at;
+
+	memset(&k, 0, sizeof(k));	/* the padding too: the key is hashed whole */
+	k.ht = (int)(ht - w->g->v);
+	k.hmask = via ? via->sel.hmask : 0;
+	k.hoff = via ? via->sel.hoff : 0;
+	k.via = via != NULL;
+	k.depth = (__u8)w->depth;
+	k.never = t->never;
+	k.why = t->why[0] != 0;
+	memcpy(k.val, t->val, TPL_LEN);
+	memcpy(k.mask, t->mask, TPL_LEN);
+	if (2 * (vs->n + 1) > vs->cap && visits_grow(vs))
+		return true;
+	for (at = visit_hash(&k) & (vs->cap - 1); vs->v[at].ht >= 0; at = (at + 1) & (vs->cap - 1))
+		if (!memcmp(&vs->v[at], &k, sizeof(k)))
+			return false;
+	vs->v[at] = k;
+	vs->n++;
+	return true;
+}
+
+/* Follows link node n into its table, once per state. True when it is
+ * past u32's depth: the kernel gives up on the packet there. */
+static bool walk_link(struct walk *w, const struct u32_node *n, const struct tpl *t)
+{
+	const struct u32_node *down = find_ht(w->g, n->link);
+
+	if (!down)
+		return false;
+	if (w->depth >= U32_MAXDEPTH) {
+		if (!w->deep)
+			imp_note(w->t, 0, true, "u32 filter pref %u links more than %d tables deep, where the kernel gives up on the packet (\"dead loop\"): those paths are not converted",
+				 w->pref, U32_MAXDEPTH);
+		w->deep = true;
+		return true;
+	}
+	if (first_visit(w, down, t, n)) {
+		w->depth++;
+		walk_ht(w, down, t, n);
+		w->depth--;
+	}
+	return false;
+}
+
 static void walk_node(struct walk *w, const struct u32_node *n, const struct tpl *above,
 		      const struct u32_node *via, __u32 bucket, __u32 divisor)
 {
 	struct tpl t = *above;
-	const struct u32_node *down;
 
 	tpl_node(&t, n);
 	if (t.never)
@@ -472,12 +596,8 @@ static void walk_node(struct walk *w, const struct u32_node *n, const struct tpl
 		}
 	}
 	if (n->link) {
-		down = find_ht(w->g, n->link);
-		if (down && w->depth < 7) {
-			w->depth++;
-			walk_ht(w, down, &t, n);
-			w->depth--;
-		}
+		if (walk_link(w, n, &t))
+			return;
 		/* nothing matched below: u32_classify pops back to this node,
 		 * whose own class (if it has one) is the answer */
 		if (n->classid)
@@ -499,8 +619,16 @@ static void walk_ht(struct walk *w, const struct u32_node *ht, const struct tpl 
 
 		if (TC_U32_HTID(n->handle) != TC_U32_HTID(ht->handle))
 			break;
-		if (!n->is_ht && TC_U32_HASH(n->handle) < divisor)
-			walk_node(w, n, above, via, TC_U32_HASH(n->handle), divisor);
+		if (n->is_ht || TC_U32_HASH(n->handle) >= divisor)
+			continue;
+		if (++w->steps > w->max_steps) {
+			if (!w->cut)
+				imp_note(w->t, 0, true, "u32 filter pref %u: its links lead through more than %ld filter nodes; the rest of the pref is not converted",
+					 w->pref, w->max_steps);
+			w->cut = true;
+			return;
+		}
+		walk_node(w, n, above, via, TC_U32_HASH(n->handle), divisor);
 	}
 }
 
@@ -528,10 +656,17 @@ static bool under(const struct imp_tree *t, __u32 classid, __u32 ancestor)
 }
 
 /* Does every class table ht's nodes give, through its links too, lie
- * under attach? */
-static bool all_under(const struct u32_graph *g, const struct imp_tree *t,
-		      const struct u32_node *ht, __u32 attach, int depth)
+ * under attach? Each table is looked at once per depth it is first
+ * reached at (mind: the least depth seen per graph entry, -1 none), so
+ * tables linked through many nodes are not walked once per path. */
+static bool all_under_from(const struct u32_graph *g, const struct imp_tree *t,
+			   const struct u32_node *ht, __u32 attach, int depth, int *mind)
 {
+	int self = (int)(ht - g->v);
+
+	if (mind[self] >= 0 && mind[self] <= depth)
+		return true;	/* looked at from here or nearer the root */
+	mind[self] = depth;
 	for (int i = ht_start(g, ht->handle); i < g->n; i++) {
 		const struct u32_node *n = &g->v[i], *down;
 
@@ -539,11 +674,25 @@ static bool all_under(const struct u32_graph *g, const struct imp_tree *t,
 			break;
 		if (!n->is_ht && n->classid && !under(t, n->classid, attach))
 			return false;
-		if (!n->is_ht && n->link && depth < 7 && (down = find_ht(g, n->link)) &&
-		    down != ht && !all_under(g, t, down, attach, depth + 1))
+		if (!n->is_ht && n->link && depth < U32_MAXDEPTH && (down = find_ht(g, n->link)) &&
+		    !all_under_from(g, t, down, attach, depth + 1, mind))
 			return false;
 	}
 	return true;
+}
+
+static bool all_under(const struct u32_graph *g, const struct imp_tree *t,
+		      const struct u32_node *ht, __u32 attach)
+{
+	int *mind = malloc((g->n ? g->n : 1) * sizeof(int));
+	bool ok;
+
+	if (!mind)
+		return false;	/* then the qdisc owns it, as when unsure */
+	memset(mind, 0xff, (g->n ? g->n : 1) * sizeof(int));
+	ok = all_under_from(g, t, ht, attach, 0, mind);
+	free(mind);
+	return ok;
 }
 
 /*
@@ -573,7 +722,7 @@ static __u32 owner(const struct u32_graph *g, struct imp_tree *t, const struct u
 
 			c = cl ? cl->parent : 0;
 		}
-		if (a != t->handle && d > depth && all_under(g, t, ht, a, 0)) {
+		if (a != t->handle && d > depth && all_under(g, t, ht, a)) {
 			best = a;
 			depth = d;
 		}
@@ -591,6 +740,9 @@ void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
 	struct walk w = { .g = g, .t = t };
 	struct tpl empty = { 0 };
 
+	/* a generous bound: every node a few times over (a hash table linked
+	 * from several nodes is walked once for each) */
+	w.max_steps = 4L * g->n + 16384;
 	dedupe(g);
 	for (int i = 0; i < g->n; i++) {
 		if (!g->v[i].is_ht || linked_to(g, &g->v[i]))
@@ -604,6 +756,11 @@ void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
 		}
 		w.attach = owner(g, t, &g->v[i]);
 		w.pref = g->v[i].pref;
+		w.deep = false;
+		w.seen.n = 0;	/* a visit's rules are this root's: another root's are its own */
+		for (size_t k = 0; k < w.seen.cap; k++)
+			w.seen.v[k].ht = -1;
 		walk_ht(&w, &g->v[i], &empty, NULL);
 	}
+	free(w.seen.v);
 }

@@ -612,6 +612,59 @@ static void check_pairs(struct imp_tree *t, const struct pos *ord, int n)
 	free(nonhost);
 }
 
+/* Two rules on one attach point that give one class the same match (a
+ * filter given twice, u32 links reaching one node twice): the later in
+ * HTB's order never gets a packet, so it goes before the order is
+ * checked (no warning about it) and the line is written once. */
+static int match_order(const struct imp_rule *a, const struct imp_rule *b)
+{
+	const struct imp_key *ka = field_key(a), *kb = field_key(b);
+	int c = strcmp(a->text, b->text);
+
+	if (a->classid != b->classid)
+		return a->classid < b->classid ? -1 : 1;
+	if (a->attach != b->attach)
+		return a->attach < b->attach ? -1 : 1;
+	if (c)
+		return c;
+	if ((ka && ka->two) != (kb && kb->two))
+		return ka && ka->two ? 1 : -1;
+	if (ka && ka->two && (ka->lo2 != kb->lo2 || ka->hi2 != kb->hi2))
+		return ka->lo2 != kb->lo2 ? (ka->lo2 < kb->lo2 ? -1 : 1) : (ka->hi2 < kb->hi2 ? -1 : 1);
+	return 0;
+}
+
+static int cmp_match(const void *pa, const void *pb, void *arg)
+{
+	const struct imp_tree *t = arg;
+	int a = *(const int *)pa, b = *(const int *)pb;
+
+	/* then HTB's order within one attach point: pref, then as read */
+	return match_order(&t->rules[a], &t->rules[b]) ?:
+	       t->rules[a].pref != t->rules[b].pref ? (t->rules[a].pref < t->rules[b].pref ? -1 : 1) : a - b;
+}
+
+static int drop_duplicates(struct imp_tree *t)
+{
+	int *ix = malloc((t->nrules ? t->nrules : 1) * sizeof(int)), n = 0;
+
+	if (!ix)
+		return -1;
+	for (int i = 0; i < t->nrules; i++)
+		if (t->rules[i].text[0] && !t->rules[i].gate)
+			ix[n++] = i;
+	qsort_r(ix, n, sizeof(int), cmp_match, t);
+	for (int i = n - 1; i > 0; i--) {
+		int a = ix[i - 1], b = ix[i];
+
+		if (match_order(&t->rules[a], &t->rules[b]))
+			continue;
+		t->rules[b].text[0] = '\0';	/* the later one */
+	}
+	free(ix);
+	return 0;
+}
+
 static void check_order(struct imp_tree *t)
 {
 	struct pos *ord = calloc(t->nrules ? t->nrules : 1, sizeof(*ord));
@@ -682,11 +735,62 @@ static void small_bursts(FILE *out, const struct imp_tree *t)
 			     "# which reach the rate at any packet size.\n", n, t->ncls);
 }
 
-/* The device's overhead, mpu and linklayer: the first class's (htbctl has
- * them per device); a class that differs gets a note. */
+/* Why the HTB qdisc's size table cannot be the device's framing, NULL
+ * if it can. */
+static const char *stab_unconvertible(const struct imp_tree *t)
+{
+	const struct imp_class *c0 = &t->cls[0];
+	const struct imp_stab *st = &t->stab;
+
+	if (c0->overhead || c0->mpu || c0->linklayer == TC_LINKLAYER_ATM)
+		return "the classes' own overhead/mpu/linklayer add to it in HTB; htbctl has one set";
+	if (st->overhead < 0 || st->overhead > 65535 || st->mpu > 65535)
+		return "htbctl's overhead and mpu are 0..65535";
+	if (st->linklayer > TC_LINKLAYER_ATM)
+		return "its linklayer is neither ethernet nor atm";
+	return NULL;
+}
+
+/*
+ * The device's overhead, mpu and linklayer (htbctl has them per device):
+ * the HTB qdisc's size table (tc ... stab), which sets the length every
+ * class's rate sees, when the classes have none of their own (both at
+ * once add up in HTB: then the stab is a warning); else the first
+ * class's, and a class that differs gets a note.
+ */
+static void write_framing(FILE *out, struct imp_tree *t)
+{
+	const struct imp_class *c0 = &t->cls[0];
+	const struct imp_stab *st = &t->stab;
+	const char *why = st->set ? stab_unconvertible(t) : NULL;
+	long overhead = c0->overhead;
+	__u32 mpu = c0->mpu;
+	bool atm = c0->linklayer == TC_LINKLAYER_ATM;
+
+	if (why)
+		imp_note(t, 0, true, "the HTB qdisc's stab (overhead %d mpu %u linklayer %s) is not converted: %s",
+			 st->overhead, st->mpu, st->linklayer == TC_LINKLAYER_ATM ? "atm" : "ethernet", why);
+	if (st->set && !why) {
+		overhead = st->overhead;
+		mpu = st->mpu;
+		atm = st->linklayer == TC_LINKLAYER_ATM;
+		fprintf(out, "# overhead, mpu and linklayer: the HTB qdisc's size table (stab)\n");
+		if (st->tsize)
+			fprintf(out, "# (its table rounds lengths up to %u-byte cells; htbctl computes them exactly)\n",
+				1u << st->cell_log);
+	}
+	if (overhead)
+		fprintf(out, "overhead = %ld\n", overhead);
+	if (mpu)
+		fprintf(out, "mpu = %u\n", mpu);
+	if (atm)
+		fprintf(out, "linklayer = atm\n");
+}
+
+/* The [device] section. */
 static void write_device(FILE *out, struct imp_tree *t, const char *source)
 {
-	const struct imp_class *c0 = t->ncls ? &t->cls[0] : NULL;
+	const struct imp_class *c0 = &t->cls[0];
 	char id[16];
 
 	fprintf(out, "# htbctl config imported from %s by `htbctl import`.\n", source);
@@ -699,12 +803,7 @@ static void write_device(FILE *out, struct imp_tree *t, const char *source)
 	else
 		fprintf(out, "# no default class: HTB sends unclassified packets unshaped (direct), as htbctl does\n");
 	fprintf(out, "r2q = %u\n", t->r2q ? t->r2q : 10);
-	if (c0 && c0->overhead)
-		fprintf(out, "overhead = %u\n", c0->overhead);
-	if (c0 && c0->mpu)
-		fprintf(out, "mpu = %u\n", c0->mpu);
-	if (c0 && c0->linklayer == TC_LINKLAYER_ATM)
-		fprintf(out, "linklayer = atm\n");
+	write_framing(out, t);
 	for (int i = 1; i < t->ncls; i++) {
 		const struct imp_class *c = &t->cls[i];
 
@@ -856,6 +955,10 @@ int import_write(const struct ctx *ctx, struct imp_tree *t, const char *source, 
 		t->defcls |= t->handle;
 	resolve_targets(t);
 	resolve_inner_targets(t);
+	if (drop_duplicates(t)) {
+		p_err(ctx, "out of memory");
+		return 0;
+	}
 	check_order(t);
 	if (!t->ncls) {
 		p_err(ctx, "%s: the HTB qdisc has no classes: nothing to import", t->dev);
