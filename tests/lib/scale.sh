@@ -60,19 +60,23 @@ sk() { echo $(($1 * SCALE_PM / 1000)); }
 # sb BPS: a rate in bit/s (an integer) at the scale, in bit/s.
 sb() { echo $(($1 * SCALE_PM / 1000)); }
 
-# scale_config FILE: FILE with its rate and ceil values at the scale
-# (bit, kbit, mbit, gbit; any other unit is an error), for trees kept in
-# configs/. Quanta left to the default follow the rates (rate / r2q).
+# A tc rate in kbit/s, in awk (bit, kbit, mbit, gbit; any other unit is
+# an error: a file this cannot scale must not run at the wrong scale).
+SCALE_AWK_KBIT='
+function kbit(v,   n, u) {
+	n = v + 0; u = tolower(substr(v, length(n "") + 1))
+	if (u == "bit") return n / 1000
+	if (u == "kbit") return n
+	if (u == "mbit") return n * 1000
+	if (u == "gbit") return n * 1000000
+	printf "%s: unit %s not scaled\n", FILENAME, v > "/dev/stderr"; exit 1
+}'
+
+# scale_config FILE: FILE with its rate and ceil values at the scale, for
+# trees kept in configs/. Quanta left to the default follow the rates
+# (rate / r2q).
 scale_config() {
-	awk -v s="$SCALE_PM" '
-	function kbit(v,   n, u) {
-		n = v + 0; u = tolower(substr(v, length(n "") + 1))
-		if (u == "bit") return n / 1000
-		if (u == "kbit") return n
-		if (u == "mbit") return n * 1000
-		if (u == "gbit") return n * 1000000
-		printf "scale_config: %s: unit %s not scaled\n", FILENAME, v > "/dev/stderr"; exit 1
-	}
+	awk -v s="$SCALE_PM" "$SCALE_AWK_KBIT"'
 	/^[ \t]*(rate|ceil)[ \t]*=/ {
 		split($0, kv, "="); v = kv[2]; gsub(/[ \t]|#.*/, "", v)
 		k = kv[1]; gsub(/[ \t]/, "", k)
@@ -82,17 +86,9 @@ scale_config() {
 }
 
 # scale_tc FILE: a tc script with the word after each rate and ceil at the
-# scale (the same units as scale_config).
+# scale.
 scale_tc() {
-	awk -v s="$SCALE_PM" '
-	function kbit(v,   n, u) {
-		n = v + 0; u = tolower(substr(v, length(n "") + 1))
-		if (u == "bit") return n / 1000
-		if (u == "kbit") return n
-		if (u == "mbit") return n * 1000
-		if (u == "gbit") return n * 1000000
-		printf "scale_tc: %s: unit %s not scaled\n", FILENAME, v > "/dev/stderr"; exit 1
-	}
+	awk -v s="$SCALE_PM" "$SCALE_AWK_KBIT"'
 	/^tc / { for (i = 2; i < NF; i++) if ($i == "rate" || $i == "ceil") $(i + 1) = int(kbit($(i + 1)) * s / 1000) "kbit" }
 	{ print }' "$1"
 }
