@@ -172,8 +172,6 @@ static int put_in_force(struct daemon *d, const struct text *t)
 	return rc;
 }
 
-/* Applies t (taken over): in force, it is the good text; if not, it is
- * not tried again until the file changes (or SIGHUP). */
 /* systemd's READY=1 and a STATUS= line saying what is in force. */
 static void notify_ready(struct daemon *d, const char *how)
 {
@@ -184,6 +182,22 @@ static void notify_ready(struct daemon *d, const char *how)
 	notify_send(msg);
 }
 
+/* The start failed: the log and systemd's STATUS= say so (the exit status
+ * follows). */
+static void notify_failed(struct daemon *d, bool shaped)
+{
+	char msg[PATH_MAX + 200];
+	const char *left = shaped ? "stays shaped by the tree in force" : "is not shaped";
+
+	p_err(d->ctx, "daemon: %s was not put in force (see above); not starting, %s %s",
+	      d->o->config, d->o->ifname, left);
+	snprintf(msg, sizeof(msg), "STATUS=not started: %s was not put in force; %s %s",
+		 d->o->config, d->o->ifname, left);
+	notify_send(msg);
+}
+
+/* Applies t (taken over): in force, it is the good text; if not, it is
+ * not tried again until the file changes (or SIGHUP). */
 static void apply(struct daemon *d, struct text *t)
 {
 	char msg[64];
@@ -386,25 +400,24 @@ static void serve(struct daemon *d)
 	}
 }
 
-/* The first load or adoption: fatal unless a tree stays in force. */
+/* The first load or adoption. A file that cannot be put in force ends the
+ * daemon with exit 1 and a STATUS= line saying so, never READY=1: systemd
+ * (and whoever ran `systemctl start`) sees a failed start, and Restart=
+ * tries again. A tree already in force stays: the device is left as it
+ * was, as when the daemon stops. */
 static int start(struct daemon *d)
 {
 	struct text t = { 0 };
 	int ifindex;
 
-	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0) {
-		if (put_in_force(d, &t) == 0) {
-			text_move(&d->good, &t);
-			return 0;
-		}
-		text_move(&d->rejected, &t);
+	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0 &&
+	    put_in_force(d, &t) == 0) {
+		text_move(&d->good, &t);
+		return 0;
 	}
-	if (state_of(d->o->ifname, &ifindex) != PINS_OK) {
-		p_err(d->ctx, "daemon: %s is not shaped; giving up", d->o->ifname);
-		return -1;
-	}
-	p_warn(d->ctx, "daemon: %s stays shaped by the tree in force", d->o->ifname);
-	return 0;
+	text_free(&t);
+	notify_failed(d, state_of(d->o->ifname, &ifindex) == PINS_OK);
+	return -1;
 }
 
 /* ---- setting up ---- */
@@ -484,7 +497,9 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o,
 
 	d.share.gen = ~0u;
 	d.share.period_ns = SHARE_TICK_NS;
-	if (rc == 0)
+	if (rc)
+		notify_send("STATUS=not started: refused before loading anything (the log says why)");
+	else
 		rc = start(&d);
 	if (rc == 0) {
 		share_run_attach(ctx, &d.share, o->ifname);
