@@ -257,6 +257,10 @@ void metrics_server_note(struct metrics_server *m, bool ok)
 	pthread_mutex_lock(&m->lock);
 	m->dm.reloaded = true;
 	m->dm.last_ok = ok;
+	if (ok)
+		m->dm.reloads_ok++;
+	else
+		m->dm.reloads_failed++;
 	m->dm.last_time = ts.tv_sec + ts.tv_nsec / 1e9;
 	pthread_mutex_unlock(&m->lock);
 }

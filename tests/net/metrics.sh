@@ -223,6 +223,34 @@ test_daemon_reports_its_reloads() {
 		fail "a rejected config not reported: $(oneline "$tmp/log")"
 }
 
+# scraped PORT PATTERN: the daemon's /metrics holds a line matching
+# PATTERN within 10 s (the scrape in $tmp/m)
+scraped() {
+	wait_for 10 sh -c "nsenter --net=/run/netns/$SND_NS curl -sf http://127.0.0.1:$1/metrics > '$tmp/m' &&
+		grep -q '$2' '$tmp/m'" || fail "no '$2' in /metrics: $(grep daemon_ "$tmp/m" | tr '\n' ' ')"
+}
+# Reloads by result, counted from 0 (7112e5f had only the last reload's
+# gauge: a failure followed by a success between two scrapes was lost).
+test_a_failed_reload_is_counted() {
+	local r="htbctl_daemon_reloads_total{device=\"$SND_IF\",result"
+	start_daemon 9107
+	scraped 9107 "^$r=\"failed\"} 0$"
+	grep -q "^$r=\"ok\"} 0$" "$tmp/m" || fail "no ok sample at 0: $(grep reloads_total "$tmp/m" | tr '\n' ' ')"
+	cp "$tmp/c.ini" "$tmp/good.ini"
+	echo 'rate = nonsense' >> "$tmp/c.ini"
+	scraped 9107 "^$r=\"failed\"} 1$"
+	promtool_ok "$tmp/m"
+	grep -q "^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 0$" "$tmp/m" ||
+		fail "the last reload's gauge is not 0 after a failure"
+	grep -q "^$r=\"ok\"} 0$" "$tmp/m" || fail "a failure counted as ok"
+	ini 'class 1:40' parent=1:1 rate=1mbit | cat "$tmp/good.ini" - > "$tmp/c.ini"
+	scraped 9107 "^$r=\"ok\"} 1$"
+	grep -q "^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 1$" "$tmp/m" ||
+		fail "the last reload's gauge is not 1 after a success"
+	grep -q "^$r=\"failed\"} 1$" "$tmp/m" || fail "the failure was forgotten"
+	promtool_ok "$tmp/m"
+}
+
 # The server's thread must not take the daemon's signals (their default
 # action would end the process): SIGHUP re-reads, SIGTERM ends it cleanly.
 test_daemon_with_metrics_takes_its_signals() {
