@@ -16,6 +16,11 @@
  * never quiet (a log written next to the file) must not hold updates back. */
 #define DAEMON_DEBOUNCE_MAX_MS	2000
 #define DAEMON_CHECK_MS		2000	/* how often the attachment is checked */
+/* How often the loop tries the global lock while another command holds
+ * it: a try is an open and a flock (microseconds), the sharing loop's
+ * tick is 10 ms, and a change waits at most this long after the lock is
+ * free. */
+#define DAEMON_LOCK_RETRY_MS	100
 /* A file written to and not closed is waited for this long at most: a
  * writer that keeps it open for ever must not stop every update. */
 #define DAEMON_WRITER_MS	10000
