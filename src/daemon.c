@@ -63,6 +63,15 @@ struct daemon {
 	struct text waiting;		/* applied once the global lock is free */
 	__u64 retry_ms;			/* when to try the lock again */
 	__u64 busy_since;		/* the lock was found held (0: it was not) */
+	/* What the loaders print through: ctx with tap, which keeps their last
+	 * error and mutes them while a failed re-attach repeats. */
+	struct ctx lctx;
+	struct msg_tap tap;
+	struct {
+		unsigned int n;		/* re-attaches failed in a row */
+		__u64 since, said;	/* the first; when it was last said */
+		char err[1024];		/* the error said */
+	} fails;
 };
 
 static void text_free(struct text *t)
@@ -149,10 +158,28 @@ enum { PUT_BUSY = 1, PUT_AGAIN };
  * may have removed PIN_ROOT, the directory the lock is on. */
 static int clear_pins(struct daemon *d)
 {
-	p_warn(d->ctx, "daemon: htbctl's attachment to %s is gone; loading again",
+	p_warn(&d->lctx, "daemon: htbctl's attachment to %s is gone; loading again",
 	       d->o->ifname);
 	d->o->force = true;
-	loader_unload(d->ctx, d->o);
+	loader_unload(&d->lctx, d->o);
+	d->o->force = false;
+	return PUT_AGAIN;
+}
+
+/*
+ * No pins, but htbctl's filter runs on IFACE: its pin directory was
+ * removed behind the daemon's back (rm -r), so the maps in force can be
+ * neither reloaded nor read. 7112e5f's load refused the device every 2 s
+ * for ever ("already runs htbctl's program without pins"); the filter is
+ * removed as unload --force does and the tree loaded again, as for stale
+ * pins (counters and token state start anew).
+ */
+static int clear_orphan(struct daemon *d)
+{
+	p_warn(&d->lctx, "daemon: the pins of %s are gone (removed by hand?) while htbctl's "
+	       "filter runs there, out of reach; removing it and loading again", d->o->ifname);
+	d->o->force = true;
+	loader_unload(&d->lctx, d->o);
 	d->o->force = false;
 	return PUT_AGAIN;
 }
@@ -160,13 +187,18 @@ static int clear_pins(struct daemon *d)
 /* Under the global lock: reload when IFACE is loaded, else load. */
 static int put_locked(struct daemon *d)
 {
-	int ifindex;
+	const struct ctx *ctx = &d->lctx;
+	struct htbctl_meta m;
+	int ifindex = (int)if_nametoindex(d->o->ifname);
+	bool have_meta;
+	char why[512];
 
-	switch (state_of(d->o->ifname, &ifindex)) {
+	switch (pins_check(d->o->ifname, ifindex, &m, &have_meta, why, sizeof(why))) {
 	case PINS_OK:
-		return loader_reload(d->ctx, d->o) == EXIT_OK ? 0 : -1;
+		return loader_reload(ctx, d->o) == EXIT_OK ? 0 : -1;
 	case PINS_FOREIGN:
 	case PINS_UNTRUSTED:
+		p_err(ctx, "daemon: %s", why);
 		return -1;
 	case PINS_STALE:
 		/* the device gone: wait for it */
@@ -174,7 +206,9 @@ static int put_locked(struct daemon *d)
 	case PINS_NONE:
 		break;
 	}
-	return ifindex && loader_load(d->ctx, d->o) == EXIT_OK ? 0 : -1;
+	if (ifindex && loader_own_filters(ifindex, NULL, 0))
+		return clear_orphan(d);
+	return ifindex && loader_load(ctx, d->o) == EXIT_OK ? 0 : -1;
 }
 
 /*
@@ -201,7 +235,7 @@ static int put_in_force(struct daemon *d, const struct text *t, bool wait)
 		if (lock < 0) {
 			rc = lock == -EWOULDBLOCK ? PUT_BUSY : -1;
 			if (rc < 0)
-				p_err(d->ctx, "daemon: %s", why);
+				p_err(&d->lctx, "daemon: %s", why);
 			break;
 		}
 		o->lock_held = true;
@@ -374,8 +408,42 @@ static const struct text *reattach_text(struct daemon *d, struct text *file,
 	return NULL;
 }
 
+/* A re-attach failed: said in full the first time; after that only when
+ * the error changes, and every DAEMON_FAIL_SUMMARY_MS with a count (7112e5f
+ * printed the same lines every 2 s for as long as it lasted). */
+static void reattach_failed(struct daemon *d)
+{
+	__u64 now = daemon_now_ms();
+
+	if (!d->fails.n++) {
+		d->fails.since = d->fails.said = now;
+		snprintf(d->fails.err, sizeof(d->fails.err), "%s", d->tap.last);
+		p_warn(d->ctx, "daemon: loading %s again failed (above); trying every %d s, "
+		       "saying so again only if the error changes (or every %d min)",
+		       d->o->ifname, DAEMON_CHECK_MS / 1000, DAEMON_FAIL_SUMMARY_MS / 60000);
+	} else if (strcmp(d->tap.last, d->fails.err)) {
+		snprintf(d->fails.err, sizeof(d->fails.err), "%s", d->tap.last);
+		d->fails.said = now;
+		p_warn(d->ctx, "daemon: loading %s again now fails with: %s", d->o->ifname,
+		       d->fails.err);
+	} else if (now - d->fails.said >= DAEMON_FAIL_SUMMARY_MS) {
+		d->fails.said = now;
+		p_warn(d->ctx, "daemon: %s still not loaded again: %u tries failed in %llu s "
+		       "(%s)", d->o->ifname, d->fails.n, (now - d->fails.since) / 1000,
+		       d->fails.err);
+	}
+}
+
+static void reattach_done(struct daemon *d)
+{
+	if (d->fails.n)
+		p_info(d->ctx, "daemon: %s loaded again after %u failed tries in %llu s",
+		       d->o->ifname, d->fails.n, (daemon_now_ms() - d->fails.since) / 1000);
+	d->fails.n = 0;
+}
+
 /* IFACE is there but not shaped by htbctl: load again. A failure is tried
- * again at the next check. */
+ * again at the next check, its messages muted after the first. */
 static void reattach(struct daemon *d)
 {
 	struct text file = { 0 };
@@ -384,12 +452,20 @@ static void reattach(struct daemon *d)
 	int rc;
 
 	t = reattach_text(d, &file, &bad);
-	rc = t ? put_in_force(d, t, false) : -1;
+	if (!t)
+		return;
+	d->tap.last[0] = '\0';
+	d->tap.mute = d->fails.n > 0;
+	rc = put_in_force(d, t, false);
+	d->tap.mute = false;
 	if (rc == PUT_BUSY) {
 		d->next_check = daemon_now_ms() + DAEMON_LOCK_RETRY_MS;
 		lock_busy(d, "the device is loaded again");
-	} else if (rc == 0) {
+	} else if (rc) {
+		reattach_failed(d);
+	} else {
 		lock_had(d);
+		reattach_done(d);
 		if (bad)
 			p_warn(d->ctx, "daemon: %s on disk is %s; re-attached the last good "
 			       "tree to %s", d->o->config, bad, d->o->ifname);
@@ -586,8 +662,12 @@ static int daemon_open(struct daemon *d)
 int daemon_run(const struct ctx *ctx, struct load_opts *o,
 	       const struct daemon_metrics_opts *mo)
 {
-	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1 };
-	int rc = daemon_open(&d);
+	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1,
+			    .lctx = *ctx };
+	int rc;
+
+	d.lctx.tap = &d.tap;
+	rc = daemon_open(&d);
 
 	d.share.gen = ~0u;
 	d.share.period_ns = SHARE_TICK_NS;

@@ -21,6 +21,9 @@
  * tick is 10 ms, and a change waits at most this long after the lock is
  * free. */
 #define DAEMON_LOCK_RETRY_MS	100
+/* A re-attach that keeps failing with the same error is said again this
+ * often, with a count: 144 lines a day, not 43,200. */
+#define DAEMON_FAIL_SUMMARY_MS	(10 * 60 * 1000)
 /* A file written to and not closed is waited for this long at most: a
  * writer that keeps it open for ever must not stop every update. */
 #define DAEMON_WRITER_MS	10000
