@@ -95,6 +95,10 @@ static void vmsg(const struct ctx *ctx, const char *level, bool json_too,
 
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	msg_clip(buf, sizeof(buf), raw);
+	if (ctx && ctx->tap && json_too)	/* an error */
+		snprintf(ctx->tap->last, sizeof(ctx->tap->last), "%s", buf);
+	if (ctx && ctx->tap && ctx->tap->mute)
+		return;
 	fprintf(stderr, "%s: %s%s\n", ctx && ctx->prog ? ctx->prog : "htbctl",
 		level, buf);
 	if (json_too && ctx && ctx->json) {

@@ -13,11 +13,19 @@
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2
 
+/* The daemon's hold on messages while a failure repeats: each error line
+ * is kept in last (the newest), and printed only if mute is false. */
+struct msg_tap {
+	bool mute;
+	char last[1024];
+};
+
 /* Everything a command needs from the command line; no globals. */
 struct ctx {
 	bool json;
 	int verbose;
 	const char *prog;	/* name messages start with; main() sets "htbctl" */
+	struct msg_tap *tap;	/* NULL: every message printed */
 };
 
 /* One line on stderr ("htbctl: ..."); in JSON mode also {"error": ...} on

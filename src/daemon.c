@@ -59,6 +59,19 @@ struct daemon {
 	const struct daemon_metrics_opts *mo;
 	struct metrics_server metrics;	/* --metrics (daemon_metrics.c) */
 	struct notify_watchdog wd;	/* systemd's (daemon_notify.c) */
+	__u64 next_check;		/* daemon_now_ms of the next check */
+	struct text waiting;		/* applied once the global lock is free */
+	__u64 retry_ms;			/* when to try the lock again */
+	__u64 busy_since;		/* the lock was found held (0: it was not) */
+	/* What the loaders print through: ctx with tap, which keeps their last
+	 * error and mutes them while a failed re-attach repeats. */
+	struct ctx lctx;
+	struct msg_tap tap;
+	struct {
+		unsigned int n;		/* re-attaches failed in a row */
+		__u64 since, said;	/* the first; when it was last said */
+		char err[1024];		/* the error said */
+	} fails;
 };
 
 static void text_free(struct text *t)
@@ -137,43 +150,123 @@ static bool text_valid(const struct daemon *d, const struct text *t)
 
 /* ---- putting a text in force ---- */
 
-/* Reload t when IFACE is loaded, else load it (after clearing stale pins:
- * attachment gone, device re-created). 0 when t's tree is in force. */
-static int put_in_force(struct daemon *d, const struct text *t)
+/* put_in_force's results besides 0 and -1 */
+enum { PUT_BUSY = 1, PUT_AGAIN };
+
+/* Stale pins (attachment gone, device re-created) cleared as unload
+ * --force does; PUT_AGAIN: the load takes the lock anew, since the unload
+ * may have removed PIN_ROOT, the directory the lock is on. */
+static int clear_pins(struct daemon *d)
+{
+	p_warn(&d->lctx, "daemon: htbctl's attachment to %s is gone; loading again",
+	       d->o->ifname);
+	d->o->force = true;
+	loader_unload(&d->lctx, d->o);
+	d->o->force = false;
+	return PUT_AGAIN;
+}
+
+/*
+ * No pins, but htbctl's filter runs on IFACE: its pin directory was
+ * removed behind the daemon's back (rm -r), so the maps in force can be
+ * neither reloaded nor read. 7112e5f's load refused the device every 2 s
+ * for ever ("already runs htbctl's program without pins"); the filter is
+ * removed as unload --force does and the tree loaded again, as for stale
+ * pins (counters and token state start anew).
+ */
+static int clear_orphan(struct daemon *d)
+{
+	p_warn(&d->lctx, "daemon: the pins of %s are gone (removed by hand?) while htbctl's "
+	       "filter runs there, out of reach; removing it and loading again", d->o->ifname);
+	d->o->force = true;
+	loader_unload(&d->lctx, d->o);
+	d->o->force = false;
+	return PUT_AGAIN;
+}
+
+/* Under the global lock: reload when IFACE is loaded, else load. */
+static int put_locked(struct daemon *d)
+{
+	const struct ctx *ctx = &d->lctx;
+	struct htbctl_meta m;
+	int ifindex = (int)if_nametoindex(d->o->ifname);
+	bool have_meta;
+	char why[512];
+
+	switch (pins_check(d->o->ifname, ifindex, &m, &have_meta, why, sizeof(why))) {
+	case PINS_OK:
+		return loader_reload(ctx, d->o) == EXIT_OK ? 0 : -1;
+	case PINS_FOREIGN:
+	case PINS_UNTRUSTED:
+		p_err(ctx, "daemon: %s", why);
+		return -1;
+	case PINS_STALE:
+		/* the device gone: wait for it */
+		return ifindex ? clear_pins(d) : -1;
+	case PINS_NONE:
+		break;
+	}
+	if (ifindex && loader_own_filters(ifindex, NULL, 0))
+		return clear_orphan(d);
+	return ifindex && loader_load(ctx, d->o) == EXIT_OK ? 0 : -1;
+}
+
+/*
+ * Reload t when IFACE is loaded, else load it (after clearing stale
+ * pins). 0 when t's tree is in force. The global lock is taken here and
+ * the pins checked under it; in the loop (wait false) it is only tried:
+ * PUT_BUSY while another command holds it. 7112e5f waited in flock() and
+ * the sharing loop stopped for as long (9.1 s measured behind another
+ * command; 4.3 s here behind `flock PIN_ROOT sleep 5`).
+ */
+static int put_in_force(struct daemon *d, const struct text *t, bool wait)
 {
 	struct load_opts *o = d->o;
-	int ifindex, rc = -1;
+	int rc = PUT_AGAIN;
+	char why[512];
+	bool created;
 
 	o->config_text = t->buf;
 	o->config_len = t->len;
-	switch (state_of(o->ifname, &ifindex)) {
-	case PINS_OK:
-		rc = loader_reload(d->ctx, o) == EXIT_OK ? 0 : -1;
-		break;
-	case PINS_FOREIGN:
-	case PINS_UNTRUSTED:
-		break;
-	case PINS_STALE:
-		if (!ifindex)
-			break;	/* the device is gone: wait for it */
-		p_warn(d->ctx, "daemon: htbctl's attachment to %s is gone; loading again",
-		       o->ifname);
-		o->force = true;
-		loader_unload(d->ctx, o);
-		o->force = false;
-		/* fall through */
-	case PINS_NONE:
-		if (ifindex)
-			rc = loader_load(d->ctx, o) == EXIT_OK ? 0 : -1;
-		break;
+	for (int i = 0; i < 2 && rc == PUT_AGAIN; i++) {
+		int lock = wait ? pins_lock(&created, why, sizeof(why))
+				: pins_lock_try(&created, why, sizeof(why));
+
+		if (lock < 0) {
+			rc = lock == -EWOULDBLOCK ? PUT_BUSY : -1;
+			if (rc < 0)
+				p_err(&d->lctx, "daemon: %s", why);
+			break;
+		}
+		o->lock_held = true;
+		rc = put_locked(d);
+		o->lock_held = false;
+		pins_unlock(lock, created);
 	}
 	o->config_text = NULL;
 	o->config_len = 0;
-	return rc;
+	return rc == PUT_AGAIN ? -1 : rc;
 }
 
-/* Applies t (taken over): in force, it is the good text; if not, it is
- * not tried again until the file changes (or SIGHUP). */
+/* Another command holds the lock: said once, until it is had again. */
+static void lock_busy(struct daemon *d, const char *what)
+{
+	if (d->busy_since)
+		return;
+	d->busy_since = daemon_now_ms();
+	p_info(d->ctx, "daemon: %s is locked by another htbctl command; %s when it is free "
+	       "(trying every %d ms; sharing goes on)", PIN_ROOT, what, DAEMON_LOCK_RETRY_MS);
+}
+
+static void lock_had(struct daemon *d)
+{
+	if (!d->busy_since)
+		return;
+	p_info(d->ctx, "daemon: the lock is free after %.1f s",
+	       (double)(daemon_now_ms() - d->busy_since) / 1e3);
+	d->busy_since = 0;
+}
+
 /* systemd's READY=1 and a STATUS= line saying what is in force. */
 static void notify_ready(struct daemon *d, const char *how)
 {
@@ -184,15 +277,51 @@ static void notify_ready(struct daemon *d, const char *how)
 	notify_send(msg);
 }
 
-static void apply(struct daemon *d, struct text *t)
+/* The start failed: the log and systemd's STATUS= say so (the exit status
+ * follows). */
+static void notify_failed(struct daemon *d, bool shaped)
 {
+	char msg[PATH_MAX + 200];
+	const char *left = shaped ? "stays shaped by the tree in force" : "is not shaped";
+
+	p_err(d->ctx, "daemon: %s was not put in force (see above); not starting, %s %s",
+	      d->o->config, d->o->ifname, left);
+	snprintf(msg, sizeof(msg), "STATUS=not started: %s was not put in force; %s %s",
+		 d->o->config, d->o->ifname, left);
+	notify_send(msg);
+}
+
+/* The lock is held by another command: t (taken over) waits for it, in
+ * place of any text that waited before. */
+static void wait_for_lock(struct daemon *d, struct text *t)
+{
+	text_move(&d->waiting, t);
+	d->retry_ms = daemon_now_ms() + DAEMON_LOCK_RETRY_MS;
+	lock_busy(d, "the change is applied");
+}
+
+/* Applies t (taken over): in force, it is the good text; if not, it is
+ * not tried again until the file changes (or SIGHUP). While the lock is
+ * held elsewhere it waits (RELOADING=1 said once, READY=1 when done). */
+static void apply(struct daemon *d, struct text *from)
+{
+	struct text own = { 0 }, *t = &own;
+	bool waited = d->waiting.buf;
 	char msg[64];
 	int rc;
 
+	text_move(&own, from);	/* from may be d->waiting */
 	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu",
 		 (unsigned long long)htb_clock_ns() / 1000);
-	notify_send(msg);
-	rc = put_in_force(d, t);
+	if (!waited)
+		notify_send(msg);
+	rc = put_in_force(d, t, false);
+	if (rc == PUT_BUSY) {
+		wait_for_lock(d, t);
+		return;
+	}
+	lock_had(d);
+	text_free(&d->waiting);		/* an older text t replaces */
 	metrics_server_note(&d->metrics, rc == 0);
 	notify_ready(d, rc == 0 ? "" : " (the last change was not applied: the tree before it stays)");
 	if (rc == 0) {
@@ -226,7 +355,8 @@ static void file_changed(struct daemon *d)
 	w->writing = false;
 	if (d->dev_gone || read_file(d, &t))
 		return;		/* the re-attach or the next change reads it */
-	if (text_same(&t, &d->good) || text_same(&t, &d->rejected)) {
+	if (text_same(&t, &d->good) || text_same(&t, &d->rejected) ||
+	    text_same(&t, &d->waiting)) {
 		text_free(&t);
 		text_free(&d->candidate);
 	} else if (!text_same(&t, &d->candidate)) {
@@ -278,16 +408,64 @@ static const struct text *reattach_text(struct daemon *d, struct text *file,
 	return NULL;
 }
 
+/* A re-attach failed: said in full the first time; after that only when
+ * the error changes, and every DAEMON_FAIL_SUMMARY_MS with a count (7112e5f
+ * printed the same lines every 2 s for as long as it lasted). */
+static void reattach_failed(struct daemon *d)
+{
+	__u64 now = daemon_now_ms();
+
+	if (!d->fails.n++) {
+		d->fails.since = d->fails.said = now;
+		snprintf(d->fails.err, sizeof(d->fails.err), "%s", d->tap.last);
+		p_warn(d->ctx, "daemon: loading %s again failed (above); trying every %d s, "
+		       "saying so again only if the error changes (or every %d min)",
+		       d->o->ifname, DAEMON_CHECK_MS / 1000, DAEMON_FAIL_SUMMARY_MS / 60000);
+	} else if (strcmp(d->tap.last, d->fails.err)) {
+		snprintf(d->fails.err, sizeof(d->fails.err), "%s", d->tap.last);
+		d->fails.said = now;
+		p_warn(d->ctx, "daemon: loading %s again now fails with: %s", d->o->ifname,
+		       d->fails.err);
+	} else if (now - d->fails.said >= DAEMON_FAIL_SUMMARY_MS) {
+		d->fails.said = now;
+		p_warn(d->ctx, "daemon: %s still not loaded again: %u tries failed in %llu s "
+		       "(%s)", d->o->ifname, d->fails.n, (now - d->fails.since) / 1000,
+		       d->fails.err);
+	}
+}
+
+static void reattach_done(struct daemon *d)
+{
+	if (d->fails.n)
+		p_info(d->ctx, "daemon: %s loaded again after %u failed tries in %llu s",
+		       d->o->ifname, d->fails.n, (daemon_now_ms() - d->fails.since) / 1000);
+	d->fails.n = 0;
+}
+
 /* IFACE is there but not shaped by htbctl: load again. A failure is tried
- * again at the next check. */
+ * again at the next check, its messages muted after the first. */
 static void reattach(struct daemon *d)
 {
 	struct text file = { 0 };
 	const struct text *t;
 	const char *bad;
+	int rc;
 
 	t = reattach_text(d, &file, &bad);
-	if (t && put_in_force(d, t) == 0) {
+	if (!t)
+		return;
+	d->tap.last[0] = '\0';
+	d->tap.mute = d->fails.n > 0;
+	rc = put_in_force(d, t, false);
+	d->tap.mute = false;
+	if (rc == PUT_BUSY) {
+		d->next_check = daemon_now_ms() + DAEMON_LOCK_RETRY_MS;
+		lock_busy(d, "the device is loaded again");
+	} else if (rc) {
+		reattach_failed(d);
+	} else {
+		lock_had(d);
+		reattach_done(d);
 		if (bad)
 			p_warn(d->ctx, "daemon: %s on disk is %s; re-attached the last good "
 			       "tree to %s", d->o->config, bad, d->o->ifname);
@@ -337,17 +515,19 @@ static void read_signals(struct daemon *d)
 
 /* Waits for a file event, a signal, the debounce timer, the next check
  * or the sharing loop's next tick (to the ns: the loop runs every 10 ms). */
-static void wait_event(struct daemon *d, __u64 next_check)
+static void wait_event(struct daemon *d)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = d->w.fd, .events = POLLIN },
 		{ .fd = d->sfd, .events = POLLIN },
 	};
-	__u64 now = htb_clock_ns(), until = next_check * 1000000;
+	__u64 now = htb_clock_ns(), until = d->next_check * 1000000;
 	struct timespec ts;
 
 	if (d->w.pending && d->w.pending * 1000000 < until)
 		until = d->w.pending * 1000000;
+	if (d->waiting.buf && d->retry_ms * 1000000 < until)
+		until = d->retry_ms * 1000000;
 	if (d->share.map_id && d->share.next_ns < until)
 		until = d->share.next_ns;
 	if (d->wd.every_ms && d->wd.next_ms * 1000000 < until)
@@ -365,10 +545,11 @@ static void wait_event(struct daemon *d, __u64 next_check)
 
 static void serve(struct daemon *d)
 {
-	__u64 next_check = daemon_now_ms() + DAEMON_CHECK_MS, now;
+	__u64 now;
 
+	d->next_check = daemon_now_ms() + DAEMON_CHECK_MS;
 	while (!d->stop) {
-		wait_event(d, next_check);
+		wait_event(d);
 		if (d->stop)
 			break;
 		now = daemon_now_ms();
@@ -376,8 +557,10 @@ static void serve(struct daemon *d)
 			watch_timer_done(&d->w);
 			file_changed(d);
 		}
-		if (now >= next_check) {
-			next_check = now + DAEMON_CHECK_MS;
+		if (d->waiting.buf && now >= d->retry_ms)
+			apply(d, &d->waiting);
+		if (now >= d->next_check) {
+			d->next_check = now + DAEMON_CHECK_MS;
 			check(d);
 		}
 		if (d->share.map_id && htb_clock_ns() >= d->share.next_ns)
@@ -386,25 +569,24 @@ static void serve(struct daemon *d)
 	}
 }
 
-/* The first load or adoption: fatal unless a tree stays in force. */
+/* The first load or adoption. A file that cannot be put in force ends the
+ * daemon with exit 1 and a STATUS= line saying so, never READY=1: systemd
+ * (and whoever ran `systemctl start`) sees a failed start, and Restart=
+ * tries again. A tree already in force stays: the device is left as it
+ * was, as when the daemon stops. */
 static int start(struct daemon *d)
 {
 	struct text t = { 0 };
 	int ifindex;
 
-	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0) {
-		if (put_in_force(d, &t) == 0) {
-			text_move(&d->good, &t);
-			return 0;
-		}
-		text_move(&d->rejected, &t);
+	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0 &&
+	    put_in_force(d, &t, true) == 0) {
+		text_move(&d->good, &t);
+		return 0;
 	}
-	if (state_of(d->o->ifname, &ifindex) != PINS_OK) {
-		p_err(d->ctx, "daemon: %s is not shaped; giving up", d->o->ifname);
-		return -1;
-	}
-	p_warn(d->ctx, "daemon: %s stays shaped by the tree in force", d->o->ifname);
-	return 0;
+	text_free(&t);
+	notify_failed(d, state_of(d->o->ifname, &ifindex) == PINS_OK);
+	return -1;
 }
 
 /* ---- setting up ---- */
@@ -446,6 +628,7 @@ static void daemon_close(struct daemon *d)
 	text_free(&d->good);
 	text_free(&d->rejected);
 	text_free(&d->candidate);
+	text_free(&d->waiting);
 }
 
 /* The checks, the lock, the watch, the signals and the metrics server, in
@@ -479,12 +662,18 @@ static int daemon_open(struct daemon *d)
 int daemon_run(const struct ctx *ctx, struct load_opts *o,
 	       const struct daemon_metrics_opts *mo)
 {
-	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1 };
-	int rc = daemon_open(&d);
+	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1,
+			    .lctx = *ctx };
+	int rc;
+
+	d.lctx.tap = &d.tap;
+	rc = daemon_open(&d);
 
 	d.share.gen = ~0u;
 	d.share.period_ns = SHARE_TICK_NS;
-	if (rc == 0)
+	if (rc)
+		notify_send("STATUS=not started: refused before loading anything (the log says why)");
+	else
 		rc = start(&d);
 	if (rc == 0) {
 		share_run_attach(ctx, &d.share, o->ifname);
@@ -492,6 +681,9 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o,
 		notify_watchdog_init(&d.wd);
 		serve(&d);
 		notify_send("STOPPING=1");
+		if (d.waiting.buf)
+			p_warn(ctx, "daemon: %s's change that waited for the lock was not applied",
+			       o->config);
 		p_info(ctx, "daemon: %s, leaving %s shaped", strsignal(d.stop), o->ifname);
 	}
 	daemon_close(&d);

@@ -213,6 +213,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_NO;	/* no request here has a body */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET " METRICS_PATH "\n");
+	conns_request(&((struct metrics_server *)cls)->conns, c);
 	if (strcmp(url, METRICS_PATH))
 		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found: the metrics are at "
 				  METRICS_PATH "\n");
@@ -232,11 +233,18 @@ int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
 	m->lock_init = true;
 	if (a->v6.sin6_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	if (conns_start(&m->conns)) {
+		p_err(ctx, "daemon: --metrics: starting a thread: %s", strerror(errno));
+		return -1;
+	}
 	m->mhd = MHD_start_daemon(flags, a->port, NULL, NULL, on_request, m,
 				  MHD_OPTION_SOCK_ADDR, a->v6.sin6_family == AF_INET6 ?
 				  (const struct sockaddr *)&a->v6 : (const struct sockaddr *)&a->v4,
-				  MHD_OPTION_CONNECTION_LIMIT, 16u,
+				  /* room for those shut down and not yet closed */
+				  MHD_OPTION_CONNECTION_LIMIT, 2 * METRICS_MAX_CONNS,
 				  MHD_OPTION_CONNECTION_TIMEOUT, 10u,
+				  MHD_OPTION_NOTIFY_CONNECTION, conns_notify, &m->conns,
+				  MHD_OPTION_NOTIFY_COMPLETED, conns_completed, &m->conns,
 				  MHD_OPTION_END);
 	if (!m->mhd) {
 		p_err(ctx, "daemon: --metrics %s: cannot listen there (%s)", a->text,
@@ -257,15 +265,21 @@ void metrics_server_note(struct metrics_server *m, bool ok)
 	pthread_mutex_lock(&m->lock);
 	m->dm.reloaded = true;
 	m->dm.last_ok = ok;
+	if (ok)
+		m->dm.reloads_ok++;
+	else
+		m->dm.reloads_failed++;
 	m->dm.last_time = ts.tv_sec + ts.tv_nsec / 1e9;
 	pthread_mutex_unlock(&m->lock);
 }
 
 void metrics_server_stop(struct metrics_server *m)
 {
+	conns_stop_sweeper(&m->conns);
 	if (m->mhd)
 		MHD_stop_daemon(m->mhd);
 	m->mhd = NULL;
+	conns_free(&m->conns);
 	snapshot_memo_free(&m->memo);
 	free(m->spare);
 	m->spare = NULL;

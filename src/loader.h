@@ -58,6 +58,7 @@ struct session {
 	int ifindex;		/* 0: no such device (device_may_be_gone) */
 	int lock;		/* the flock, or -1 */
 	bool root_created;	/* PIN_ROOT made by this command's lock */
+	bool lock_held;		/* the caller holds the lock already (the daemon) */
 	enum pin_state pins;
 	bool have_meta;
 	struct htbctl_meta m;	/* valid when have_meta */
@@ -134,6 +135,10 @@ struct load_opts {
 	bool no_qdisc;
 	bool force;		/* unload: also a crashed run's leftovers */
 	bool quiet;		/* daemon: no summary on stdout */
+	/* The daemon took the global lock itself (without waiting, so its loop
+	 * never stalls) and checked the pins under it: the command does not
+	 * take it again. */
+	bool lock_held;
 };
 
 /* Capacity (class slots) fixed at load for n classes. */

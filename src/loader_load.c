@@ -101,6 +101,7 @@ static int lock_device(struct load_run *r)
 {
 	struct nlerr e = { 0 };
 
+	r->s.lock_held = r->o->lock_held;
 	if (session_lock(&r->s, &load_cmd))
 		return STEP_FAILED;
 	if (qdisc_get_root(r->s.ifindex, &r->root, r->ingress, &e)) {

@@ -97,6 +97,7 @@ static int read_config_file(struct reload_run *r)
 
 static int lock_device(struct reload_run *r)
 {
+	r->s.lock_held = r->o->lock_held;
 	return session_lock(&r->s, &reload_cmd);
 }
 

@@ -74,8 +74,8 @@ static int daemon_in_the_way(const struct ctx *ctx, const struct load_opts *o)
 	int pid = daemon_holder(o->ifname);
 	char p[24] = "starting";
 
-	if (!pid)
-		return 0;
+	if (!pid || pid == getpid())
+		return 0;	/* none, or the daemon itself clearing stale pins */
 	if (pid > 0)
 		snprintf(p, sizeof(p), "pid %d", pid);
 	if (!o->force) {
@@ -141,9 +141,10 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 	struct qdisc_tree saved = { 0 };
 	bool have_meta, restored = false;
 	struct session s;
-	int ret = EXIT_FAIL, orphans = 0;
+	int ret = EXIT_FAIL, orphans = 0, rc = session_check(&s, ctx, &cmd, o->ifname);
 
-	if (session_open(&s, ctx, &cmd, o->ifname) || unload_target(&s, o->force) ||
+	s.lock_held = o->lock_held;
+	if (rc || session_lock(&s, &cmd) || unload_target(&s, o->force) ||
 	    daemon_in_the_way(ctx, o))
 		goto out;
 	have_meta = s.have_meta && read_meta(o->ifname, &s.m, &saved);

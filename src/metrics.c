@@ -278,6 +278,22 @@ static void put_device(FILE *f, const char *dev, const struct dev_in *in)
 	}
 }
 
+/* The daemon's reloads by result, both samples from its start (at 0), so
+ * that increase() sees the first failure. */
+static void put_daemon_reloads(FILE *f, const char *dev, const struct metrics_daemon *dm)
+{
+	static const char name[] = "htbctl_daemon_reloads_total";
+
+	if (!dm)
+		return;
+	put_head(f, name, "counter", "Times the daemon applied its config (a changed file, "
+		 "SIGHUP), by result: ok, or failed (the tree before stayed).");
+	fprintf(f, "%s{device=\"%s\",result=\"ok\"}", name, dev);
+	put_val(f, U(dm->reloads_ok));
+	fprintf(f, "%s{device=\"%s\",result=\"failed\"}", name, dev);
+	put_val(f, U(dm->reloads_failed));
+}
+
 static int put_classes(FILE *f, const char *dev, const struct snapshot *sn,
 		       const __u32 *sel, __u32 n)
 {
@@ -358,6 +374,7 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 		n = select_rows(&sn, o, &sel);
 		if (sel && dev) {
 			put_device(out, dev, &in);
+			put_daemon_reloads(out, dev, o->daemon);
 			ret = put_classes(out, dev, &sn, sel, n);
 		}
 		if (ret)

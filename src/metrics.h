@@ -20,6 +20,7 @@ struct metrics_daemon {
 	bool reloaded;			/* a reload was tried */
 	bool last_ok;
 	double last_time;		/* its end, seconds since the epoch */
+	__u64 reloads_ok, reloads_failed;	/* since the daemon started */
 };
 
 struct snapshot_memo;

@@ -195,9 +195,18 @@ static int dev_dir_state(const char *ifname, const char *dir, char *why,
 	return 0;
 }
 
-/* Locks PIN_ROOT open at fd; -EAGAIN (fd closed) if it is no longer
+static int lock_failed(int err, char *why, size_t len)
+{
+	if (err == EWOULDBLOCK)
+		return say(why, len, -EWOULDBLOCK, "%s is locked by another htbctl command",
+			   PIN_ROOT);
+	return say(why, len, -err, "locking %s: %s", PIN_ROOT, strerror(err));
+}
+
+/* Locks PIN_ROOT open at fd (how: LOCK_EX, or with LOCK_NB -EWOULDBLOCK
+ * while another command holds it); -EAGAIN (fd closed) if it is no longer
  * PIN_ROOT when the lock is had: the command that held it removed it. */
-static int lock_root(int bfd, int fd, char *why, size_t len)
+static int lock_root(int bfd, int fd, int how, char *why, size_t len)
 {
 	struct stat st, now;
 	int rc = 0;
@@ -208,8 +217,8 @@ static int lock_root(int bfd, int fd, char *why, size_t len)
 	else if ((st.st_mode & 077) && fchmod(fd, 0700) < 0)
 		rc = say(why, len, -errno, "making %s mode 0700: %s", PIN_ROOT,
 			 strerror(errno));
-	else if (flock(fd, LOCK_EX) < 0)
-		rc = say(why, len, -errno, "locking %s: %s", PIN_ROOT, strerror(errno));
+	else if (flock(fd, how) < 0)
+		rc = lock_failed(errno, why, len);
 	else if (fstatat(bfd, PIN_ROOT_NAME, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 		 now.st_dev != st.st_dev || now.st_ino != st.st_ino)
 		rc = -EAGAIN;
@@ -222,7 +231,7 @@ static int lock_root(int bfd, int fd, char *why, size_t len)
 
 #define LOCK_TRIES 100
 
-int pins_lock(bool *created, char *why, size_t whylen)
+static int lock_how(bool *created, int how, char *why, size_t whylen)
 {
 	for (int i = 0; i < LOCK_TRIES; i++) {
 		int bfd = open_bpffs(why, whylen), fd;
@@ -238,7 +247,7 @@ int pins_lock(bool *created, char *why, size_t whylen)
 		}
 		fd = open_trusted(bfd, PIN_ROOT_NAME, PIN_ROOT, why, whylen);
 		if (fd >= 0)
-			fd = lock_root(bfd, fd, why, whylen);
+			fd = lock_root(bfd, fd, how, why, whylen);
 		close(bfd);
 		if (fd != -ENOENT && fd != -EAGAIN)
 			return fd;
@@ -247,6 +256,16 @@ int pins_lock(bool *created, char *why, size_t whylen)
 	return say(why, whylen, -EAGAIN, "%s was removed and made again %d times "
 		   "while htbctl waited for its lock; run htbctl again", PIN_ROOT,
 		   LOCK_TRIES);
+}
+
+int pins_lock(bool *created, char *why, size_t whylen)
+{
+	return lock_how(created, LOCK_EX, why, whylen);
+}
+
+int pins_lock_try(bool *created, char *why, size_t whylen)
+{
+	return lock_how(created, LOCK_EX | LOCK_NB, why, whylen);
 }
 
 void pins_unlock(int fd, bool created)

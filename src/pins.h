@@ -97,6 +97,9 @@ int pin_path(const char *ifname, const char *name, char *buf, size_t len);
  * fd, or a negative errno with why filled.
  */
 int pins_lock(bool *created, char *why, size_t whylen);
+/* pins_lock without waiting: -EWOULDBLOCK while another command holds it
+ * (the daemon's loop, which must not stall). */
+int pins_lock_try(bool *created, char *why, size_t whylen);
 /* Closes the lock; PIN_ROOT goes too if pins_lock made it and it is empty,
  * so that a command that fails leaves none behind. */
 void pins_unlock(int fd, bool created);

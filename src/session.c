@@ -69,7 +69,7 @@ int session_check(struct session *s, const struct ctx *ctx,
 
 int session_lock(struct session *s, const struct dev_cmd *cmd)
 {
-	if (cmd->lock) {
+	if (cmd->lock && !s->lock_held) {
 		s->lock = pins_lock(&s->root_created, s->why, sizeof(s->why));
 		if (s->lock < 0) {
 			p_err(s->ctx, "%s", s->why);

@@ -87,7 +87,11 @@ case_end() {
 	for p in $pairs; do
 		[ ! -e "/sys/fs/bpf/htbctl/$p-s" ] || rm -rf "/sys/fs/bpf/htbctl/$p-s"
 	done
-	[ ! -d /sys/fs/bpf/htbctl ] || rmdir /sys/fs/bpf/htbctl 2> /dev/null
+	# under htbctl's lock, and only if nobody holds it: a load of another
+	# run (RUN_PAIR) that has just made the empty directory holds it, and
+	# a bare rmdir took the directory from under it ("pinning
+	# /sys/fs/bpf/htbctl/IFACE/meta: No such file or directory")
+	[ ! -d /sys/fs/bpf/htbctl ] || flock -n /sys/fs/bpf/htbctl rmdir /sys/fs/bpf/htbctl 2> /dev/null
 	return 0
 }
 

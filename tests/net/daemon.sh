@@ -166,6 +166,81 @@ test_sighup_reapplies_unchanged_file() {
 	alive
 }
 
+# ---- the global lock
+
+# The global lock held by another command (a flock on PIN_ROOT, as every
+# changing htbctl command takes it) while the file changes and SIGHUP
+# comes: the sharing loop keeps its period (show's sharing_age_ns, since
+# its last tick, stays far below a second), and the change is applied once
+# the lock is free. 7112e5f waited in flock() inside its loop: no tick for
+# as long as the lock was held.
+sharing_age() { h -j show dev "$SND_IF" interval 0 2> /dev/null | jq -r '.sharing_age_ns // empty'; }
+test_a_held_lock_does_not_stall_sharing() {
+	local holder age max=0 gap
+	start_daemon 10
+	flock /sys/fs/bpf/htbctl sleep 3 &
+	holder=$!
+	dpids+=" $holder"
+	wait_for 2 sh -c '! flock -n /sys/fs/bpf/htbctl true' || fail "the lock was not taken"
+	daemon_conf 20mbit > "$tmp/c.ini"
+	sleep 0.5
+	kill -HUP "$dpid"
+	while kill -0 "$holder" 2> /dev/null; do
+		age=$(sharing_age)
+		[ -n "$age" ] || fail "no sharing_age_ns in show -j"
+		[ "$age" -le "$max" ] || max=$age
+		sleep 0.1
+	done
+	[ "$max" -lt 500000000 ] || fail "the sharing loop stalled for $((max / 1000000)) ms while the lock was held"
+	logged 'is locked by another htbctl command; the change is applied when it is free'
+	wait_for 5 rate_is_mbit 20 || fail "the change was not applied once the lock was free: rate $(rate10)"
+	logged 'the lock is free after'
+	alive
+	stop_daemon TERM
+	gap=$(sed -n 's/.*longest gap \([0-9.]*\) ms.*/\1/p' "$tmp/log")
+	[ -n "$gap" ] && awk -v g="$gap" 'BEGIN { exit !(g < 500) }' ||
+		fail "the sharing loop's longest gap was '$gap' ms"
+	note "sharing_age_ns at most $((max / 1000000)) ms with the lock held; longest gap $gap ms"
+}
+
+# ---- the pins removed behind the daemon's back
+
+# The pin directory removed by hand while the filter runs: the daemon
+# removes the orphaned filter and loads again (7112e5f's load was refused
+# every 2 s for ever: "already runs htbctl's program without pins"); an
+# unload --force by hand is loaded again as well.
+test_pins_removed_loaded_again() {
+	start_daemon 10
+	rm -rf "$(pins)"
+	wait_for 8 rate_is_mbit 10 || fail "not loaded again: $(oneline "$tmp/log")"
+	attached || fail "no filter"
+	[ "$(in_snd tc filter show dev "$SND_IF" egress | grep -c htb_egress)" = 1 ] ||
+		fail "more than one filter of htbctl: $(in_snd tc filter show dev "$SND_IF" egress | tr '\n' ' ')"
+	logged 'pins of .* are gone'
+	! grep -q 'without pins' "$tmp/log" || fail "a load was refused: $(oneline "$tmp/log")"
+	ok h unload dev "$SND_IF" --force
+	wait_for 8 rate_is_mbit 10 || fail "not loaded again after unload --force: $(oneline "$tmp/log")"
+	alive
+}
+# A re-attach that keeps failing (an ingress qdisc in clsact's place) is
+# said once, not every 2 s (7112e5f repeated its lines at every check),
+# and its end is said with the count.
+test_a_failing_reattach_is_said_once() {
+	local n
+	start_daemon 10
+	in_snd tc qdisc del dev "$SND_IF" clsact
+	in_snd tc qdisc add dev "$SND_IF" ingress || fail "no ingress qdisc"
+	logged 'has an ingress qdisc'
+	sleep 7
+	n=$(grep -c 'has an ingress qdisc' "$tmp/log")
+	[ "$n" = 1 ] || fail "the error said $n times in about 7 s: $(grep -m 1 'ingress' "$tmp/log")"
+	logged 'loading .* again failed (above)'
+	in_snd tc qdisc del dev "$SND_IF" ingress
+	wait_for 5 rate_is_mbit 10 || fail "not loaded again once the ingress qdisc went: $(oneline "$tmp/log")"
+	logged "$SND_IF loaded again after [3-9] failed tries"
+	alive
+}
+
 # ---- one daemon per device
 
 # spawn_daemon in the foreground, for a daemon that must not start

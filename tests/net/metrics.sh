@@ -151,10 +151,10 @@ start_daemon() {	# port [extra args]
 	wait_for 10 in_snd curl -sf -o /dev/null "http://127.0.0.1:$port/metrics" ||
 		fail "the daemon does not serve: $(oneline "$tmp/log")"
 }
-ppid=
+ppid= hpids=
 teardown() {
 	local p
-	for p in $dpid $ppid; do
+	for p in $dpid $ppid $hpids; do
 		{ kill "$p"; wait "$p"; } 2> /dev/null
 	done
 	return 0
@@ -221,6 +221,86 @@ test_daemon_reports_its_reloads() {
 	wait_for 10 sh -c "nsenter --net=/run/netns/$SND_NS curl -sf http://127.0.0.1:9102/metrics |
 		grep -q '^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 0$'" ||
 		fail "a rejected config not reported: $(oneline "$tmp/log")"
+}
+
+# scraped PORT PATTERN: the daemon's /metrics holds a line matching
+# PATTERN within 10 s (the scrape in $tmp/m)
+scraped() {
+	wait_for 10 sh -c "nsenter --net=/run/netns/$SND_NS curl -sf http://127.0.0.1:$1/metrics > '$tmp/m' &&
+		grep -q '$2' '$tmp/m'" || fail "no '$2' in /metrics: $(grep daemon_ "$tmp/m" | tr '\n' ' ')"
+}
+# Reloads by result, counted from 0 (7112e5f had only the last reload's
+# gauge: a failure followed by a success between two scrapes was lost).
+test_a_failed_reload_is_counted() {
+	local r="htbctl_daemon_reloads_total{device=\"$SND_IF\",result"
+	start_daemon 9107
+	scraped 9107 "^$r=\"failed\"} 0$"
+	grep -q "^$r=\"ok\"} 0$" "$tmp/m" || fail "no ok sample at 0: $(grep reloads_total "$tmp/m" | tr '\n' ' ')"
+	cp "$tmp/c.ini" "$tmp/good.ini"
+	echo 'rate = nonsense' >> "$tmp/c.ini"
+	scraped 9107 "^$r=\"failed\"} 1$"
+	promtool_ok "$tmp/m"
+	grep -q "^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 0$" "$tmp/m" ||
+		fail "the last reload's gauge is not 0 after a failure"
+	grep -q "^$r=\"ok\"} 0$" "$tmp/m" || fail "a failure counted as ok"
+	ini 'class 1:40' parent=1:1 rate=1mbit | cat "$tmp/good.ini" - > "$tmp/c.ini"
+	scraped 9107 "^$r=\"ok\"} 1$"
+	grep -q "^htbctl_daemon_last_reload_success{device=\"$SND_IF\"} 1$" "$tmp/m" ||
+		fail "the last reload's gauge is not 1 after a success"
+	grep -q "^$r=\"failed\"} 1$" "$tmp/m" || fail "the failure was forgotten"
+	promtool_ok "$tmp/m"
+}
+
+# hold PORT N EVERY SECONDS: N connections to the daemon's port, held
+# SECONDS, each sending one byte of a request line every EVERY seconds
+# (0: nothing), in the background (pid in $hpids).
+hold() {
+	in_snd bash -c 'trap "" PIPE
+		for ((i = 0; i < $2; i++)); do exec {fd}<>/dev/tcp/127.0.0.1/$1 || exit 1; fds+=($fd); done
+		for ((t = 0; t < $4; t++)); do
+			sleep 1
+			[ "$3" = 0 ] && continue
+			for fd in "${fds[@]}"; do printf G >&$fd; done 2> /dev/null
+		done' _ "$@" &
+	hpids+=" $!"
+}
+# conns PORT: the daemon's established connections on PORT
+conns() { in_snd ss -tnH state established "( sport = :$1 )" | wc -l; }
+# scrape_ms PORT: a scrape, into $tmp/m; its time in ms as $ms
+scrape_ms() {
+	local t0=$EPOCHREALTIME
+	in_snd curl -sf -m 5 "http://127.0.0.1:$1/metrics" > "$tmp/m" ||
+		fail "a scrape beside $(conns "$1") held connections failed: $(oneline "$tmp/log")"
+	ms=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }')
+	[ "$ms" -lt 2000 ] || fail "a scrape beside held connections took $ms ms"
+	promtool_ok "$tmp/m"
+}
+# 32 connections held idle, then 32 sending a byte a second (slowloris):
+# a scrape still gets through at once, and the held ones are shut down
+# 5 s after they came (7112e5f held 16 and refused the rest until its
+# 10 s timeout of inactivity, which a byte a second never reached).
+test_held_connections_do_not_lock_scrapes_out() {
+	local ms ms2 n
+	start_daemon 9108
+	hold 9108 32 0 20
+	wait_for 5 sh -c "[ \$(nsenter --net=/run/netns/$SND_NS ss -tnH state established '( sport = :9108 )' | wc -l) -ge 16 ]" ||
+		fail "the idle connections were not made: $(conns 9108) held"
+	sleep 0.5
+	n=$(conns 9108)
+	scrape_ms 9108
+	[ "$n" = 32 ] || fail "$n of 32 idle connections were held"
+	wait_for 8 sh -c "[ \$(nsenter --net=/run/netns/$SND_NS ss -tnH state established '( sport = :9108 )' | wc -l) = 0 ]" ||
+		fail "$(conns 9108) idle connections still held after 8 s"
+	ms2=$ms
+	hold 9108 32 1 20
+	sleep 2
+	n=$(conns 9108)
+	[ "$n" -ge 30 ] || fail "only $n of the 32 slow connections were held"
+	scrape_ms 9108
+	wait_for 8 sh -c "[ \$(nsenter --net=/run/netns/$SND_NS ss -tnH state established '( sport = :9108 )' | wc -l) = 0 ]" ||
+		fail "$(conns 9108) slow connections still held after 10 s"
+	kill -0 "$dpid" 2> /dev/null || fail "the daemon died: $(oneline "$tmp/log")"
+	note "scrape beside 32 idle connections $ms2 ms, beside 32 slow ones $ms ms"
 }
 
 # The server's thread must not take the daemon's signals (their default

@@ -87,6 +87,37 @@ test_sd_notify_messages() {
 	note "$(wc -l < "$tmp/notify") messages, $n watchdog pings"
 }
 
+# A start whose file cannot be put in force is a failed start: exit 1 and
+# a STATUS= line, never READY=1, whether the device keeps a tree loaded
+# before (7112e5f adopted it, said READY=1 "shaping X with F" and ran on)
+# or is not shaped at all.
+notify_daemon() {	# runs the daemon in the foreground; its status as $rc
+	rc=0
+	NOTIFY_SOCKET=$tmp/notify.sock timeout 20 nsenter --net=/run/netns/"$SND_NS" \
+		"$HTBCTL" daemon dev "$SND_IF" config "$tmp/bad.ini" --no-qdisc > "$tmp/log" 2>&1 || rc=$?
+}
+test_a_failed_start_is_not_ready() {
+	conf > "$tmp/c.ini"
+	chmod 644 "$tmp/c.ini"
+	printf '[device]\n[class 1:1]\nrate = nonsense\n' > "$tmp/bad.ini"
+	"$OUT/tests/tools/notifyrecv" "$tmp/notify.sock" 30 > "$tmp/notify" 2>&1 &
+	rpid=$!
+	wait_for 5 test -S "$tmp/notify.sock" || fail "no notify socket: $(oneline "$tmp/notify")"
+	load_tree "$tmp/c.ini" --no-qdisc
+	notify_daemon
+	[ "$rc" = 1 ] || fail "exit $rc with a bad file over a loaded tree (wanted 1): $(oneline "$tmp/log")"
+	wait_for 5 said 'STATUS=not started: .*bad.ini was not put in force; .* stays shaped' ||
+		fail "no STATUS= of the failure: $(oneline "$tmp/notify")"
+	h show dev "$SND_IF" interval 0 > /dev/null || fail "the tree loaded before is gone"
+	grep -q 'not starting' "$tmp/log" || fail "the log does not say it: $(oneline "$tmp/log")"
+	ok h unload dev "$SND_IF"
+	notify_daemon
+	[ "$rc" = 1 ] || fail "exit $rc with a bad file on an unloaded device: $(oneline "$tmp/log")"
+	wait_for 5 said 'STATUS=not started: .* is not shaped' ||
+		fail "no STATUS= of the failure on an unloaded device: $(oneline "$tmp/notify")"
+	! said 'READY=1' || fail "READY=1 after a failed start: $(oneline "$tmp/notify")"
+}
+
 test_no_notify_socket_no_messages() {
 	conf > "$tmp/c.ini"
 	chmod 644 "$tmp/c.ini"
