@@ -4,8 +4,8 @@
 #   tests/run.sh [TIER [FILE[:CASE]]...]...
 #     tiers: unit cli bpf net vm scenarios (default: all of them); after a
 #     tier, the files of tests/TIER to run instead of all (FILE without .sh)
-#     and, for net and vm, single cases of a file:
-#       tests/run.sh net loader:reload_summary daemon vm loader_fq:unload
+#     and, for cli, net and vm, single cases of a file:
+#       tests/run.sh cli config_corpus:valid/aqm net loader:reload_summary daemon
 #
 # unit: Criterion suites in build/tests/unit (no privileges needed)
 # cli:  tests/cli/*.sh, htbctl driven as a user would (no privileges)
@@ -21,9 +21,10 @@
 # one after the other).
 #
 # Shell tests print one line per case: "PASS name", "FAIL name: why" or
-# "SKIP name: why". The net and vm files hold only their cases, which
-# tests/lib/runner.sh runs, each on a fresh veth pair (see there; `bash
-# tests/net/FILE.sh [CASE...]` runs a file by itself, as root). A tier that
+# "SKIP name: why". The cli, net and vm files hold only their cases, which
+# tests/lib/runner.sh runs, each in its own subshell and $tmp, for net and
+# vm on a fresh veth pair (see there; `bash tests/TIER/FILE.sh [CASE...]`
+# runs a file by itself, as root for net and vm). A tier that
 # cannot run here says SKIP with the reason; with CI=true a skip (of a tier
 # or of a case) counts as a failure, since CI must not depend on a skip.
 set -u
@@ -50,7 +51,8 @@ done
 
 # scripts_of TIER: "FILE [CASE...]" lines, one a script of tests/TIER to
 # run: every script, or the ones picked; exits 2 on a pick that names no
-# script, or a FILE:CASE pick in a tier without named cases.
+# script, or a FILE:CASE pick in a tier without named cases (scenarios:
+# a scenario is one run).
 scripts_of() {
 	local p s
 	declare -A want=()
@@ -59,8 +61,8 @@ scripts_of() {
 		[ -f "$s" ] || { echo "run.sh: no $s (from '$p')" >&2; exit 2; }
 		if [[ $p != *:* ]]; then
 			want[$s]=all
-		elif [ "$1" != net ] && [ "$1" != vm ]; then
-			echo "run.sh: '$p': only the net and vm tiers run single cases" >&2
+		elif [ "$1" = scenarios ]; then
+			echo "run.sh: '$p': only the cli, net and vm tiers run single cases" >&2
 			exit 2
 		elif [ "${want[$s]:-}" != all ]; then
 			want[$s]+=" ${p#*:}"

@@ -4,45 +4,42 @@
 # keyword values (sort, hysteresis, --metrics-classes), devices and files,
 # and follows the table (every command of `htbctl help` is offered). Needs
 # no privileges; tests/net/show.sh completes class ids of a loaded device.
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-HTBCTL=${HTBCTL:-$top/${OUTPUT:-build}/htbctl}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if [ ! -x "$HTBCTL" ]; then
-	echo "FAIL completion: no htbctl binary at $HTBCTL (build it or set HTBCTL)"
-	exit 1
-fi
-pass() { echo "PASS completion:$1"; }
-fail() { echo "FAIL completion:$1: $2"; }
+RUN_TOPO=none
 
-"$HTBCTL" help --bash > "$tmp/c.bash"
+setup_file() { "$HTBCTL" help --bash > "$file_tmp/c.bash" || fail "help --bash failed"; }
+
 # completes LINE -> the words offered, sorted, on one line
 completes() {
 	bash -c 'source "$1"; COMP_LINE=$2; COMP_POINT=${#2}; COMPREPLY=(); _htbctl
-		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " " | sed "s/ $//"' _ "$tmp/c.bash" "$1"
+		printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " " | sed "s/ $//"' _ "$file_tmp/c.bash" "$1"
 }
-expect() {	# name line words
+offers() {	# line words
 	local got
-	got=$(completes "$2")
-	if [ "$got" = "$3" ]; then pass "$1"; else fail "$1" "'$2' offered '$got', wanted '$3'"; fi
+	got=$(completes "$1")
+	[ "$got" = "$2" ] || fail "'$1' offered '$got', wanted '$2'"
 }
 
-if bash -n "$tmp/c.bash" && grep -q '^complete -F _htbctl htbctl$' "$tmp/c.bash"; then
-	pass valid_bash
-else
-	fail valid_bash "$(bash -n "$tmp/c.bash" 2>&1 | head -1)"
-fi
-cmds=$("$HTBCTL" help | awk '/^  htbctl / { print $2 }' | sort | tr '\n' ' ' | sed 's/ $//')
-got=$(completes "htbctl " | tr ' ' '\n' | grep -v '^-' | grep -v '^help$' | tr '\n' ' ' | sed 's/ $//')
-if [ -n "$cmds" ] && [ "$got" = "$cmds" ]; then pass every_command; else fail every_command "'$got' against help's '$cmds'"; fi
-expect commands_by_prefix "htbctl s" "set show simulate"
-expect show_keywords "htbctl show " "class dev interval n sort"
-expect load_keywords "htbctl load dev x " "--no-qdisc config dev"
-expect sort_values "htbctl show dev lo sort " "borrowed delay drops rate"
-expect hysteresis_values "htbctl set dev lo hysteresis " "off on"
-expect metrics_classes "htbctl daemon dev lo config f --metrics-classes " "all inner top:"
-expect devices "htbctl show dev l" "lo"
-mkdir -p "$tmp/d" && touch "$tmp/d/tree.ini"
-expect files "htbctl check config $tmp/d/tr" "$tmp/d/tree.ini"
-expect help_topics "htbctl help --" "--bash --man"
+test_valid_bash() {
+	bash -n "$file_tmp/c.bash" > "$tmp/out" 2>&1 || fail "$(head -1 "$tmp/out")"
+	grep -q '^complete -F _htbctl htbctl$' "$file_tmp/c.bash" || fail "no 'complete -F _htbctl htbctl'"
+}
+test_every_command() {
+	local cmds got
+	cmds=$("$HTBCTL" help | awk '/^  htbctl / { print $2 }' | sort | tr '\n' ' ' | sed 's/ $//')
+	got=$(completes "htbctl " | tr ' ' '\n' | grep -v '^-' | grep -v '^help$' | tr '\n' ' ' | sed 's/ $//')
+	[ -n "$cmds" ] && [ "$got" = "$cmds" ] || fail "'$got' against help's '$cmds'"
+}
+test_commands_by_prefix() { offers "htbctl s" "set show simulate"; }
+test_show_keywords() { offers "htbctl show " "class dev interval n sort"; }
+test_load_keywords() { offers "htbctl load dev x " "--no-qdisc config dev"; }
+test_sort_values() { offers "htbctl show dev lo sort " "borrowed delay drops rate"; }
+test_hysteresis_values() { offers "htbctl set dev lo hysteresis " "off on"; }
+test_metrics_classes() { offers "htbctl daemon dev lo config f --metrics-classes " "all inner top:"; }
+test_devices() { offers "htbctl show dev l" "lo"; }
+test_files() {
+	mkdir "$tmp/d" && touch "$tmp/d/tree.ini"
+	offers "htbctl check config $tmp/d/tr" "$tmp/d/tree.ini"
+}
+test_help_topics() { offers "htbctl help --" "--bash --man"; }
+
+. "$(dirname "$0")/../lib/runner.sh"

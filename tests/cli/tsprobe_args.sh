@@ -2,30 +2,26 @@
 # tests/tools/tsprobe refuses bad numbers with one line naming the argument
 # and exit 2, before it sends anything (the scenarios rely on its numbers:
 # a negative TSPROBE_START_NS read as a huge time would sleep for ever).
-set -u
-top=$(cd "$(dirname "$0")/../.." && pwd)
-TP=$top/${OUTPUT:-build}/tests/tools/tsprobe
-if [ ! -x "$TP" ]; then
-	echo "FAIL tsprobe_args: no tsprobe binary at $TP (make builds it)"
-	exit 1
-fi
+RUN_TOPO=none
+needs() { echo "$OUT/tests/tools/tsprobe"; }
 
-check() {	# name want_in_stderr cmd...
-	local name=$1 want=$2 err rc
-	shift 2
-	err=$("$@" 2>&1 >/dev/null); rc=$?
-	if [ $rc = 2 ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [[ $err == *"$want"* ]]; then
-		echo "PASS tsprobe_args $name"
-	else
-		echo "FAIL tsprobe_args $name: exit $rc, stderr '$err'"
-	fi
+# tsprobe ARG...: the built probe, with TSPROBE_START_NS=$start if set
+tsprobe() { env ${start+TSPROBE_START_NS="$start"} "$OUT/tests/tools/tsprobe" "$@"; }
+# bad_start VALUE: a send with TSPROBE_START_NS=VALUE is refused
+bad_start() {
+	local start=$1
+	refused_with 2 "TSPROBE_START_NS '$1'" tsprobe send 198.18.0.2 7000 1 1000 200
 }
 
-for v in -5 ' 5' abc '' 0x 18446744073709551616; do
-	check "TSPROBE_START_NS='$v'" "TSPROBE_START_NS '$v'" \
-		env TSPROBE_START_NS="$v" "$TP" send 198.18.0.2 7000 1 1000 200
-done
-check "port ' -1'" "PORT ' -1'" "$TP" recv ' -1' 1 1
-check "port ' 7000' (blank first)" "PORT ' 7000'" "$TP" recv ' 7000' 1 1
-check "port 65536" "PORT '65536'" "$TP" recv 65536 1 1
-check "count 0" "COUNT '0'" "$TP" recv 7000 0 1
+test_start_negative() { bad_start -5; }
+test_start_blank_first() { bad_start ' 5'; }
+test_start_letters() { bad_start abc; }
+test_start_empty() { bad_start ''; }
+test_start_bare_0x() { bad_start 0x; }
+test_start_2_to_64() { bad_start 18446744073709551616; }
+test_port_negative() { refused_with 2 "PORT ' -1'" tsprobe recv ' -1' 1 1; }
+test_port_blank_first() { refused_with 2 "PORT ' 7000'" tsprobe recv ' 7000' 1 1; }
+test_port_65536() { refused_with 2 "PORT '65536'" tsprobe recv 65536 1 1; }
+test_count_0() { refused_with 2 "COUNT '0'" tsprobe recv 7000 0 1; }
+
+. "$(dirname "$0")/../lib/runner.sh"

@@ -1,9 +1,12 @@
-# The case runner of the net and vm tiers. A test file holds its cases,
-# shell functions named test_NAME, and sources this file as its last line:
+# The case runner of the shell tiers (cli, net, vm). A test file holds its
+# cases, shell functions named test_NAME, and sources this file as its
+# last line:
 #     . "$(dirname "$0")/../lib/runner.sh"
-# Then `bash tests/net/FILE.sh [NAME...]` (root) runs every case in the
-# order of the file, or only the cases named; tests/run.sh net FILE:NAME
-# does the same. Each case runs in its own subshell, on its own:
+# Then `bash tests/TIER/FILE.sh [NAME...]` runs every case in the order
+# of the file (cases defined by one eval in a loop, in the order of their
+# names), or only the cases named; tests/run.sh TIER FILE:NAME does the
+# same.
+# Each case runs in its own subshell, on its own:
 #   - a fresh veth pair between two namespaces (tests/lib/netns.sh, prefix
 #     ht: SND_IF, in_snd, RCV_IP4 ...; fresh_topo N for N TX queues);
 #   - a fresh directory $tmp (mode 755: a non-root htbctl reads its files);
@@ -12,6 +15,11 @@
 #     runs in its namespaces and the pins of its device). setup_file runs
 #     once before the first case and leaves what the cases share (a built
 #     helper) in $file_tmp.
+# A file that sets RUN_TOPO=none before sourcing this (the cli tier: no
+# network, no privileges) gets no pair and no pins to remove, and runs as
+# any user; what its cases need is what its hook `needs` prints, commands
+# or paths (default: $HTBCTL), and a missing one is one FAIL line naming
+# it (the net and vm files skip without root, bpffs or htbctl).
 # A case ends with `fail WHY` or `skip WHY`, or passes by returning 0 (a
 # case that returns non-zero otherwise fails); `note TEXT` adds TEXT to
 # its PASS line. Each case prints exactly one line, which tests/run.sh
@@ -21,8 +29,11 @@
 # Under the VM's emulation every process started costs about 0.3 s, so the
 # runner's own work per case is done with shell builtins where it can.
 . "${BASH_SOURCE[0]%/*}/common.sh"
-. tests/lib/netns.sh
-. tests/lib/htbctl.sh
+RUN_TOPO=${RUN_TOPO:-veth}
+if [ "$RUN_TOPO" != none ]; then
+	. tests/lib/netns.sh
+	. tests/lib/htbctl.sh
+fi
 
 RUN_FILE=${0##*/}
 RUN_FILE=${RUN_FILE%.sh}
@@ -76,13 +87,14 @@ defined() { declare -F "$1" > /dev/null; }
 # The body of every case's subshell: the pair, the hooks, the case.
 case_body() {	# function
 	trap case_end EXIT
-	topo_up $RUN_PAIR || fail "no veth pair (ip netns, veth)"
+	[ "$RUN_TOPO" = none ] || topo_up $RUN_PAIR || fail "no veth pair (ip netns, veth)"
 	if defined setup; then setup; fi
 	"$1"
 }
 case_end() {
-	local p pairs=$TOPO_ALL
+	local p pairs=${TOPO_ALL-}	# unset without a network (RUN_TOPO=none)
 	if defined teardown; then teardown; fi
+	[ "$RUN_TOPO" != none ] || return 0
 	topo_down
 	for p in $pairs; do
 		[ ! -e "/sys/fs/bpf/htbctl/$p-s" ] || rm -rf "/sys/fs/bpf/htbctl/$p-s"
@@ -100,7 +112,7 @@ case_end() {
 # and log (the subshell's output).
 attempt() {
 	local rc=0 notes=()
-	tmp=$file_tmp/$1
+	tmp=$file_tmp/${1//\//+}	# a case name may hold '/': one directory
 	shift
 	mkdir -m 755 "$tmp" || exit 1
 	( "$@" ) > "$tmp/.log" 2>&1 < /dev/null || rc=$?
@@ -147,15 +159,35 @@ run_case() {	# name
 	esac
 }
 
+# A file without a network (RUN_TOPO=none) has nothing to skip for: what
+# its cases need is built or installed, or the file fails, so a tier never
+# passes with a binary missing.
+have_needs() {
+	local n
+	if defined needs; then set -- $(needs); else set -- "$HTBCTL"; fi
+	for n; do
+		command -v "$n" > /dev/null && continue
+		case $n in
+		*/*) echo "FAIL $RUN_FILE: no $n (make builds it; or set HTBCTL, OUTPUT)" ;;
+		*) echo "FAIL $RUN_FILE: no command $n (install it)" ;;
+		esac
+		exit 1
+	done
+}
+
 # The file: what every case needs, setup_file, then the cases.
 run_file() {
 	local c failed=0
-	if [ "$EUID" != 0 ]; then
-		echo "SKIP $RUN_FILE: needs root (namespaces, BPF)"
-		exit 0
+	if [ "$RUN_TOPO" = none ]; then
+		have_needs
+	else
+		if [ "$EUID" != 0 ]; then
+			echo "SKIP $RUN_FILE: needs root (namespaces, BPF)"
+			exit 0
+		fi
+		[ -x "$HTBCTL" ] || { echo "SKIP $RUN_FILE: $HTBCTL not built"; exit 0; }
+		need_bpffs || { echo "SKIP $RUN_FILE: no bpffs at /sys/fs/bpf"; exit 0; }
 	fi
-	[ -x "$HTBCTL" ] || { echo "SKIP $RUN_FILE: $HTBCTL not built"; exit 0; }
-	need_bpffs || { echo "SKIP $RUN_FILE: no bpffs at /sys/fs/bpf"; exit 0; }
 	file_tmp=$(mktemp -d) && chmod 755 "$file_tmp" || exit 1
 	trap 'rm -rf "$file_tmp"' EXIT
 	if defined setup_file; then
