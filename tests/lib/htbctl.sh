@@ -19,6 +19,14 @@ load_tree() {
 		fail "load of $(basename "$conf") failed: $(oneline "$tmp/load.out")"
 }
 
+# loaded: the test file's tree (its function conf prints it) loaded
+# without a qdisc (the host's kernel has no fq; what the program counts
+# does not need one).
+loaded() {
+	conf > "$tmp/c.ini"
+	load_tree "$tmp/c.ini" --no-qdisc
+}
+
 # jclass CLASSID FIELD: the field of one class in `show -j`.
 jclass() {
 	h -j show dev "$SND_IF" interval 0 |

@@ -13,11 +13,6 @@ conf() {
 	ini 'class 1:20' parent=1:1 rate=10mbit "match=udp dport 9"
 	ini 'class 1:30' parent=1:1 rate=1mbit ceil=100mbit
 }
-loaded() {
-	conf > "$tmp/c.ini"
-	h load dev "$SND_IF" config "$tmp/c.ini" --no-qdisc > /dev/null 2> "$tmp/err" ||
-		fail "load failed: $(oneline "$tmp/err")"
-}
 metrics() { h metrics dev "$SND_IF" "$@" 2> "$tmp/err"; }
 promtool_ok() {	# file
 	promtool check metrics < "$1" > "$tmp/promtool" 2>&1 ||
@@ -107,7 +102,7 @@ test_o_refuses_what_is_not_a_regular_file() {
 		[ "$(stat -c %F "$tmp/$f")" = "$kind" ] || fail "$f is now $(stat -c %F "$tmp/$f"), was $kind"
 	done
 	[ "$(cat "$tmp/target")" = keep ] || fail "the link's target changed"
-	[ -z "$(ls "$tmp" | grep -v '^\(null\|fifo\|link\|dir\|target\|c.ini\|err\|out\)$')" ] ||
+	[ -z "$(ls "$tmp" | grep -v '^\(null\|fifo\|link\|dir\|target\|c.ini\|load.out\|err\|out\)$')" ] ||
 		fail "a file left: $(ls "$tmp" | tr '\n' ' ')"
 }
 

@@ -11,11 +11,6 @@ conf() {
 	ini 'class 1:20' parent=1:2 rate=10mbit "match=udp dport 9"
 	ini 'class 1:30' parent=1:1 rate=1mbit ceil=100mbit
 }
-loaded() {
-	conf > "$tmp/c.ini"
-	h load dev "$SND_IF" config "$tmp/c.ini" --no-qdisc > /dev/null 2> "$tmp/err" ||
-		fail "load failed: $(oneline "$tmp/err")"
-}
 classes() { h -j show dev "$SND_IF" "$@" | jq -r '[.classes[].class] | join(" ")'; }
 
 test_class_and_its_ancestors() {
