@@ -591,7 +591,7 @@ main() {
 	fetch)
 		[ $# = 1 ] || die "usage: $0 fetch"
 		fetch
-		log "ready: $kernel" ;;
+		log "ready: $kernel (kernel $(cat "$kdir/kver"))" ;;
 	run)
 		[ $# = 2 ] || die "usage: $0 run 'COMMAND'"
 		[ "$(id -u)" = 0 ] || die "needs root (the guest shares / read-write as root)"
