@@ -18,6 +18,7 @@
 #                       amd64), through a private apt configuration in the cache
 #                       (the machine's sources and package state are not touched)
 #   VM_BACKPORTS_SERIES=7.2  the backports kernel's series (major.minor)
+#   VM_BACKPORTS_MIRROR=http://deb.debian.org/debian  where trixie-backports is
 #   VM_TIMEOUT=900      seconds before qemu is killed (run and shell)
 #   VM_BOOT_TIMEOUT=180 seconds for the guest to reach init (run); booted
 #                       again once when it does not
