@@ -97,9 +97,10 @@ else
 	memo=$cache/resolved-backports-$VM_BACKPORTS_SERIES
 	aptdir=$cache/apt-backports
 	# APT::Sandbox::User=root: apt verifies the Release signature as its
-	# sandbox user _apt, which failed here ("gpgv ... required for
-	# verification, but neither seems installed": apt-key could not open
-	# /dev/null as _apt); the downloads are unsandboxed all the same.
+	# sandbox user _apt, which failed here on 2026-12-03 ("gpgv ... required
+	# for verification, but neither seems installed": apt-key could not
+	# open /dev/null as _apt, for a while a root-owned plain file on this
+	# machine); downloads into the cache run unsandboxed all the same.
 	apt_opts=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o Dir::Etc::sourceparts=-
 		-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
 		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=-
