@@ -17,8 +17,9 @@ pkgs=(
 	tmux systemd
 	# the crash test (strace's fault injection), the hostile-user tests (setpriv, unshare)
 	strace util-linux
-	# VM harness (a Debian kernel with sch_fq under qemu)
-	qemu-system-x86 cpio kmod busybox-static xz-utils
+	# VM harness (a Debian kernel with sch_fq under qemu; xz and zstd unpack
+	# the kernels and modules of Debian 12 and 13)
+	qemu-system-x86 cpio kmod busybox-static xz-utils zstd
 )
 
 [ "$(id -u)" = 0 ] || { echo "setup: must run as root to install packages" >&2; exit 1; }

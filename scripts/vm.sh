@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Boot Debian's stock kernel (it has sch_fq as a module, this machine's kernel
 # has none) under qemu software emulation, with this machine's root shared
-# read-write over virtio-9p, and run a command there.
+# read-write over virtio-9p, and run a command there. VM_KERNEL picks the
+# kernel: Debian 12's (6.1, the oldest htbctl supports) or Debian 13's from
+# trixie-backports (7.2.x, with newer features such as the BPF qdisc).
 #
 #   scripts/vm.sh run 'COMMAND'   run COMMAND (bash -c) in the guest, in the repo
 #                                 top; its stdout+stderr come to our stdout and
@@ -10,6 +12,13 @@
 #   scripts/vm.sh shell           interactive shell in the guest (needs a tty)
 #
 # Environment:
+#   VM_KERNEL=stable    stable: Debian 12's linux-image-amd64 (6.1), through
+#                       the machine's apt; backports: the newest 7.2.x of
+#                       trixie-backports (linux-binary/-modules/-base-7.2.N+deb13-
+#                       amd64), through a private apt configuration in the cache
+#                       (the machine's sources and package state are not touched)
+#   VM_BACKPORTS_SERIES=7.2  the backports kernel's series (major.minor)
+#   VM_BACKPORTS_MIRROR=http://deb.debian.org/debian  where trixie-backports is
 #   VM_TIMEOUT=900      seconds before qemu is killed (run and shell)
 #   VM_BOOT_TIMEOUT=180 seconds for the guest to reach init (run); booted
 #                       again once when it does not
@@ -26,7 +35,9 @@
 #
 # Exit status of run: COMMAND's, or 125 when the VM could not boot or run it,
 # 124 on timeout. Cache: .vm-cache/<package>_<version>/ at the repo top
-# (kernel, depmod'ed module tree, initramfs). See docs/vm.md.
+# (kernel, depmod'ed module tree, initramfs), one per kernel, so both kernels
+# can be used one after the other; .vm-cache/apt-backports/ holds the private
+# apt lists of trixie-backports. See docs/vm.md.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +48,8 @@ VM_MEM=${VM_MEM:-2048}
 VM_CPU=${VM_CPU:-max}
 VM_CLOCK=${VM_CLOCK:-tsc}
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-180}
+VM_KERNEL=${VM_KERNEL:-stable}
+VM_BACKPORTS_SERIES=${VM_BACKPORTS_SERIES:-7.2}
 
 # Loaded at boot, in this order, with their dependencies (from modules.dep).
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
@@ -53,18 +66,78 @@ case $VM_CLOCK in
 tsc|hpet) ;;
 *) die "VM_CLOCK='$VM_CLOCK' is neither tsc nor hpet" ;;
 esac
+case $VM_KERNEL in
+stable|backports) ;;
+*) die "VM_KERNEL='$VM_KERNEL' is neither stable nor backports" ;;
+esac
+[[ $VM_BACKPORTS_SERIES =~ ^[0-9]+\.[0-9]+$ ]] ||
+	die "VM_BACKPORTS_SERIES='$VM_BACKPORTS_SERIES' is not MAJOR.MINOR"
 
 # ---------------------------------------------------------------- cache
-# Versioned package that linux-image-amd64 depends on, and its version. The
-# answer is remembered until apt's package lists change (apt-cache takes
-# about a second).
-apt_key() { stat -c %Y /var/lib/apt/lists 2>/dev/null || echo none; }
+# Each kernel has its own cache directories ($kprefix*_VERSION) and memo.
+#   stable: the versioned package that linux-image-amd64 depends on, from
+#     the machine's own apt lists.
+#   backports: the newest linux-binary-SERIES.N+debNN-amd64 of
+#     trixie-backports (its linux-image-amd64 follows the newest series,
+#     7.3 on 2026-12-03, so it is not asked), with its -modules and -base
+#     packages (the image alone has no modules; -base has the config and
+#     modules.builtin). Asked through a private apt configuration: its own
+#     sources list, lists and cache under $cache/apt-backports, so the
+#     machine's sources and what apt would install or upgrade on it are not
+#     touched.
+# The answer is remembered until the apt lists it came from change
+# (apt-cache takes about a second).
+if [ "$VM_KERNEL" = stable ]; then
+	kprefix=linux-image-
+	memo=$cache/resolved
+	aptdir=
+	apt_opts=()
+else
+	kprefix=linux-binary-$VM_BACKPORTS_SERIES.
+	memo=$cache/resolved-backports-$VM_BACKPORTS_SERIES
+	aptdir=$cache/apt-backports
+	# APT::Sandbox::User=root: apt verifies the Release signature as its
+	# sandbox user _apt, which failed here on 2026-12-03 ("gpgv ... required
+	# for verification, but neither seems installed": apt-key could not
+	# open /dev/null as _apt, for a while a root-owned plain file on this
+	# machine); downloads into the cache run unsandboxed all the same.
+	apt_opts=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
+		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=-
+		-o APT::Sandbox::User=root)
+fi
+VM_BACKPORTS_MIRROR=${VM_BACKPORTS_MIRROR:-http://deb.debian.org/debian}
+
+apt_lists() { if [ -n "$aptdir" ]; then echo "$aptdir/lists"; else echo /var/lib/apt/lists; fi; }
+apt_key() { stat -c %Y "$(apt_lists)" 2>/dev/null || echo none; }
+apt_update() {
+	if [ -n "$aptdir" ]; then
+		mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_BACKPORTS_MIRROR trixie-backports main" \
+			>"$aptdir/sources.list"
+		apt-get "${apt_opts[@]}" update -qq >&2 || true
+		touch "$aptdir/lists"
+	else
+		apt-get update -qq >&2 || true
+	fi
+}
 ask_apt() {
-	apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
-		sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*\) (= \([^)]*\)).*/\1 \2/p' | head -1
+	local p
+	if [ -n "$aptdir" ]; then
+		[ -f "$aptdir/sources.list" ] || return 0
+		p=$(apt-cache "${apt_opts[@]}" pkgnames "$kprefix" 2>/dev/null |
+			grep -E "^linux-binary-${VM_BACKPORTS_SERIES//./\\.}\.[0-9]+\+deb[0-9]+-amd64\$" |
+			sort -V | tail -1)
+		[ -n "$p" ] || return 0
+		apt-cache "${apt_opts[@]}" show --no-all-versions "$p" 2>/dev/null |
+			sed -n "s/^Version: /$p /p" | head -1
+	else
+		apt-cache show --no-all-versions linux-image-amd64 2>/dev/null |
+			sed -n 's/^Depends: .*\(linux-image-[0-9][^ ,]*\) (= \([^)]*\)).*/\1 \2/p' | head -1
+	fi
 }
 resolve_kernel() {
-	local memo=$cache/resolved key k ans d
+	local key k ans d
 	key=$(apt_key)
 	if [ -f "$memo" ] && read -r k kpkg kpkgver <"$memo" && [ "$k" = "$key" ] &&
 		[ -n "${kpkgver:-}" ] && [ -f "$cache/${kpkg}_$kpkgver/ready" ]; then
@@ -73,8 +146,8 @@ resolve_kernel() {
 	fi
 	ans=$(ask_apt)
 	if [ -z "$ans" ]; then
-		log "apt-cache knows no linux-image-amd64; running apt-get update"
-		apt-get update -qq >&2 || true
+		log "apt-cache knows no $VM_KERNEL kernel ($kprefix*); running apt-get update${aptdir:+ (private lists in ${aptdir#$top/})}"
+		apt_update
 		key=$(apt_key)
 		ans=$(ask_apt)
 	fi
@@ -83,9 +156,9 @@ resolve_kernel() {
 		echo "$key $kpkg $kpkgver" >"$memo"
 	else
 		# Offline: fall back to what is cached already.
-		d=$(ls -d "$cache"/linux-image-*_*/ 2>/dev/null | sort -V | tail -1) || true
+		d=$(ls -d "$cache/$kprefix"*_*/ 2>/dev/null | sort -V | tail -1) || true
 		[ -n "$d" ] && [ -f "$d/ready" ] ||
-			die "cannot resolve linux-image-amd64 with apt-cache and nothing is cached"
+			die "cannot resolve the $VM_KERNEL kernel ($kprefix*) with apt-cache and nothing is cached"
 		d=$(basename "$d")
 		kpkg=${d%%_*} kpkgver=${d#*_}
 		log "apt-cache failed; using cached $kpkg $kpkgver"
@@ -217,8 +290,17 @@ extract_vmlinux() {
 	local kver=$1 img off
 	img=$kdir/tree/boot/vmlinuz-$kver
 	grep -qx 'CONFIG_PVH=y' "$kdir/tree/boot/config-$kver" 2>/dev/null || return 0
+	# Debian 12's bzImage holds an xz stream, Debian 13's a zstd frame.
 	for off in $(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$img" | cut -d: -f1 | head -3); do
 		tail -c +$((off + 1)) "$img" | xz -dc --single-stream >"$kdir/vmlinux" 2>/dev/null || true
+		if [ "$(head -c 4 "$kdir/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+			return 0
+		fi
+	done
+	# zstd stops with an error at the bytes after the frame (the payload's
+	# size), having written the whole frame.
+	for off in $(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$img" | cut -d: -f1 | head -3); do
+		tail -c +$((off + 1)) "$img" | zstd -qdc >"$kdir/vmlinux" 2>/dev/null || true
 		if [ "$(head -c 4 "$kdir/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
 			return 0
 		fi
@@ -235,18 +317,36 @@ initramfs_stamp() {
 }
 
 download_kernel() {	# $kpkg $kpkgver -> $kdir with tree/, vmlinux, kver, ready
-	local kver d
-	log "fetching $kpkg $kpkgver (once; cached in ${kdir#$top/})"
+	local kver d p pkgs=("$kpkg")
+	# trixie-backports splits the kernel: the image, its modules, and -base
+	# (config, modules.builtin: without it modprobe cannot tell a built-in
+	# module from a missing one).
+	[ -z "$aptdir" ] || pkgs+=("${kpkg/#linux-binary-/linux-modules-}" "${kpkg/#linux-binary-/linux-base-}")
+	log "fetching ${pkgs[*]} $kpkgver (once; cached in ${kdir#$top/})"
 	rm -rf "$kdir"
 	mkdir -p "$kdir/dl"
-	if ! (cd "$kdir/dl" && apt-get download "$kpkg=$kpkgver" >"$kdir/dl.log" 2>&1); then
-		log "apt-get download $kpkg=$kpkgver failed:"
+	if ! (cd "$kdir/dl" && apt-get "${apt_opts[@]}" download "${pkgs[@]/%/=$kpkgver}" >"$kdir/dl.log" 2>&1); then
+		log "apt-get download ${pkgs[*]/%/=$kpkgver} failed:"
 		grep -v '^W: Download is performed unsandboxed' "$kdir/dl.log" | tail -5 >&2
 		rm -rf "$kdir"
 		return 1
 	fi
-	dpkg-deb -x "$kdir"/dl/*.deb "$kdir/tree"
+	for p in "$kdir"/dl/*.deb; do
+		dpkg-deb -x "$p" "$kdir/tree"
+	done
 	rm -rf "$kdir/dl" "$kdir/dl.log"
+	# Debian 13 ships /usr/lib/modules/KVER/{vmlinuz,config}; Debian 12's
+	# depmod and modprobe (kmod 30) look in /lib/modules, and the rest of
+	# this script in /boot: put them where Debian 12 has them.
+	if [ ! -d "$kdir/tree/lib/modules" ] && [ -d "$kdir/tree/usr/lib/modules" ]; then
+		mkdir -p "$kdir/tree/lib" "$kdir/tree/boot"
+		mv "$kdir/tree/usr/lib/modules" "$kdir/tree/lib/modules"
+		for d in "$kdir"/tree/lib/modules/*/; do
+			kver=$(basename "$d")
+			[ ! -f "$d/vmlinuz" ] || mv "$d/vmlinuz" "$kdir/tree/boot/vmlinuz-$kver"
+			[ ! -f "$d/config" ] || mv "$d/config" "$kdir/tree/boot/config-$kver"
+		done
+	fi
 	kver=$(ls "$kdir/tree/lib/modules" | head -1)
 	[ -n "$kver" ] && [ -f "$kdir/tree/boot/vmlinuz-$kver" ] ||
 		die "$kpkg has no vmlinuz/modules"
@@ -254,8 +354,9 @@ download_kernel() {	# $kpkg $kpkgver -> $kdir with tree/, vmlinux, kver, ready
 	extract_vmlinux "$kver"
 	echo "$kver" >"$kdir/kver"
 	touch "$kdir/ready"
-	# Older kernels' caches are dead weight (hundreds of MB each).
-	for d in "$cache"/linux-image-*_*/; do
+	# Older versions' caches of this kernel are dead weight (hundreds of MB
+	# each); the other kernel's stay.
+	for d in "$cache/$kprefix"*_*/; do
 		[ "${d%/}" = "$kdir" ] || rm -rf "$d"
 	done
 }
@@ -269,12 +370,12 @@ fetch() {
 	if [ ! -f "$kdir/ready" ] && ! download_kernel; then
 		# The mirror may have moved on since apt's lists were fetched.
 		log "retrying after apt-get update"
-		apt-get update -qq >&2 || true
-		rm -f "$cache/resolved"
+		apt_update
+		rm -f "$memo"
 		resolve_kernel
 		if [ ! -f "$kdir/ready" ] && ! download_kernel; then
 			local d
-			d=$(ls -d "$cache"/linux-image-*_*/ready 2>/dev/null | sort -V | tail -1) || true
+			d=$(ls -d "$cache/$kprefix"*_*/ready 2>/dev/null | sort -V | tail -1) || true
 			[ -n "$d" ] || die "cannot download $kpkg=$kpkgver and nothing is cached"
 			kdir=$(dirname "$d")
 			log "cannot download $kpkg=$kpkgver; using the cached $(basename "$kdir")"
@@ -492,7 +593,7 @@ main() {
 	fetch)
 		[ $# = 1 ] || die "usage: $0 fetch"
 		fetch
-		log "ready: $kernel" ;;
+		log "ready: $kernel (kernel $(cat "$kdir/kver"))" ;;
 	run)
 		[ $# = 2 ] || die "usage: $0 run 'COMMAND'"
 		[ "$(id -u)" = 0 ] || die "needs root (the guest shares / read-write as root)"

@@ -7,7 +7,9 @@
 # per queue on a 4-queue veth, kernel HTB as root, clsact with a classic
 # and an eBPF cls_bpf filter, an iperf3 TCP flow through fq (its receiver
 # throughput on the PASS line), and fq's own maxrate pacing as proof that
-# fq enforces departure times in this guest.
+# fq enforces departure times in this guest. The first case names the
+# kernel; bpf_qdisc checks the BPF qdisc is there exactly when the kernel's
+# config has it (7.2 of VM_KERNEL=backports does, 6.1 does not).
 
 # err_line: the first line of what the last command said on stderr
 err_line() { head -1 "$tmp/err"; }
@@ -16,6 +18,30 @@ ping_once() { in_snd ping -c 1 -W 5 -q "$RCV_IP4" > /dev/null 2> "$tmp/err"; }
 test_netns_veth() {
 	ping_once || fail "no ping reply from $RCV_IP4"
 	note "kernel $(uname -r)"
+}
+# The BPF qdisc (CONFIG_NET_SCH_BPF, a bool, Linux 6.16 on; qdiscs written
+# as BPF struct_ops): present exactly where the guest kernel's config says
+# so. Debian 13's 7.2 (VM_KERNEL=backports) builds it in; Debian 12's 6.1
+# has no such option, and the case says what it checked there.
+test_bpf_qdisc() {
+	local kver cfg opt n major
+	kver=$(uname -r)
+	major=${kver%%.*}
+	cfg=${VM_MODROOT:-}/boot/config-$kver
+	[ -r "$cfg" ] || fail "no config of kernel $kver at $cfg"
+	opt=$(sed -n 's/^CONFIG_NET_SCH_BPF=//p' "$cfg")
+	# symbols of net/sched/bpf_qdisc.c: bpf_qdisc_init, bpf_qdisc_reg ...
+	n=$(grep -c ' bpf_qdisc_' /proc/kallsyms)
+	if [ "$opt" = y ]; then
+		[ "$n" -gt 0 ] || fail "kernel $kver: CONFIG_NET_SCH_BPF=y but no bpf_qdisc_ symbol in /proc/kallsyms"
+		note "kernel $kver: BPF qdisc built in, $n bpf_qdisc_ symbols in /proc/kallsyms"
+	else
+		# Every kernel of the 7 series Debian ships has it; one without
+		# it here is a wrong kernel or a wrong config file.
+		[ "$major" -lt 7 ] || fail "kernel $kver has no CONFIG_NET_SCH_BPF=y (config says '${opt:-not set}')"
+		[ "$n" = 0 ] || fail "kernel $kver: no CONFIG_NET_SCH_BPF but $n bpf_qdisc_ symbols in /proc/kallsyms"
+		note "kernel $kver: no BPF qdisc (CONFIG_NET_SCH_BPF ${opt:-not set}; it came in 6.16), none in /proc/kallsyms"
+	fi
 }
 test_fq_root() {
 	in_snd tc qdisc add dev "$SND_IF" root handle 1: fq 2> "$tmp/err" || fail "$(err_line)"
