@@ -18,8 +18,8 @@
 #       measured first (tests/lib/scale.sh); each runs once; htbctl shapes
 #       under its daemon; ends with the summary table
 #       (scripts/scenario-summary.sh).
-# kernel2: the vm tier's files and a quick subset of the scenarios
-#       ($kernel2_scenarios, after the capacity measured on that kernel) on
+# kernel2: two vm files and two scenarios ($kernel2_files, the scenarios
+#       after the capacity measured on that kernel) on
 #       the second kernel, Debian 13's trixie-backports 7.2.x
 #       (VM_KERNEL=backports of scripts/vm.sh): newer kernel features where
 #       present, while vm and scenarios keep the oldest supported one (6.1).
@@ -44,9 +44,11 @@ all_tiers=" unit cli bpf net vm scenarios kernel2 "
 # scenario 12 (router: forwarded, both directions, IPv4 and IPv6, ping
 # among the flows) 110 s, scenario 6 (TCP, 1 and 8 flows) 93 s; the
 # capacity ~35 s; the vm files 400 s (54 + 165 + 183) on that busy host.
-# Two of them keep the tier near 5 minutes on a quieter host;
-# `tests/run.sh kernel2 scenario_6_tcp` runs another.
-kernel2_scenarios="scenario_3_guarantee scenario_12_router"
+# Of the vm files, the two about the kernel's fq (loader_fq, 106 s, is
+# htbctl's own steps, the same on any kernel): with scenarios 3 and 12
+# about 4 minutes on a quiet host, inside CI's 30. `tests/run.sh kernel2
+# scenario_6_tcp loader_fq` runs others.
+kernel2_files="fq_smoke fq_flows scenario_3_guarantee scenario_12_router"
 # A capacity set by hand is kept for every tier; else each VM tier that
 # runs scenarios measures its own kernel's.
 capacity_given=${SCENARIO_CAPACITY:-}
@@ -72,8 +74,7 @@ tier_dirs() {
 }
 # in_default TIER FILE: FILE runs when the tier has no picks
 in_default() {
-	[ "$1" != kernel2 ] || [[ $2 == tests/vm/* ]] ||
-		[[ " $kernel2_scenarios " == *" $(basename "$2" .sh) "* ]]
+	[ "$1" != kernel2 ] || [[ " $kernel2_files " == *" $(basename "$2" .sh) "* ]]
 }
 # scripts_of TIER: "FILE [CASE...]" lines, one a script of the tier's
 # directories to run: every script (kernel2: its own set), or the ones
