@@ -298,6 +298,49 @@ test_held_connections_do_not_lock_scrapes_out() {
 	note "scrape beside 32 idle connections $ms2 ms, beside 32 slow ones $ms ms"
 }
 
+# Malformed requests (issue 23 held them; kept now that connections have
+# deadlines): each gets an answer or a close, none ends the daemon, and a
+# normal scrape works after them all. The last never ends its header: the
+# 5 s deadline closes it.
+test_malformed_requests_keep_the_daemon_up() {
+	local r n=0 big rc
+	start_daemon 9109
+	big=$(head -c 70000 /dev/zero | tr '\0' a)
+	while IFS= read -r r; do
+		n=$((n + 1))
+		# one connection: the request (printf's escapes), then what comes
+		# back; a close while it writes is an answer too (SIGPIPE, 141)
+		rc=0
+		in_snd timeout 8 bash -c 'exec 3<> /dev/tcp/127.0.0.1/9109 || exit 9
+			printf "$1" >&3; cat <&3 > /dev/null' _ "$r" 2> /dev/null || rc=$?
+		[ $rc != 124 ] || fail "request $n ($(printf '%.40s' "$r")) neither answered nor closed within 8 s"
+		[ $rc != 9 ] || fail "request $n: no connection"
+		kill -0 "$dpid" 2> /dev/null || fail "request $n ($(printf '%.40s' "$r")) ended the daemon: $(oneline "$tmp/log")"
+	done <<-EOF
+	GARBAGE\r\n\r\n
+	GET\r\n\r\n
+	GET /metrics\r\n\r\n
+	GET /metrics HTTP/9.9\r\n\r\n
+	GET /metrics HTTP/1.1\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n
+	GET /%%00%%ff/../metrics HTTP/1.1\r\nHost: x\r\n\r\n
+	GET /metrics?$big HTTP/1.1\r\nHost: x\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\nX: $big\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\n$big\r\n\r\n
+	\x00\x01\x02\xff\xfe\r\n\r\n
+	GET /metrics HTTP/1.1\nHost: x\n\n
+	HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n
+	OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n
+	GET /metrics HTTP/1.1\r\nHost: x\r\n
+	EOF
+	in_snd curl -sf -m 5 "http://127.0.0.1:9109/metrics" > "$tmp/m" || fail "no scrape after the malformed requests"
+	promtool_ok "$tmp/m"
+	note "$n malformed requests"
+}
+
 # The server's thread must not take the daemon's signals (their default
 # action would end the process): SIGHUP re-reads, SIGTERM ends it cleanly.
 test_daemon_with_metrics_takes_its_signals() {
