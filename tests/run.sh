@@ -151,7 +151,7 @@ if [ ${#host[@]} -gt 0 ] && [ ${#guest[@]} -gt 0 ] && [ "${RUN_SERIAL:-0}" != 1 
 	echo "=== summary"
 	# a run that ended without its closing line, or failed without a
 	# failed case, counts as one failure
-	{ sed -n '/^=== summary$/,$p' "$hostlog" "$hostlog.guest" | grep -v '^=== summary$'
+	{ for f in "$hostlog" "$hostlog.guest"; do sed -n '/^=== summary$/,$p' "$f"; done | grep -v '^=== summary$'
 	  for r in "$hrc:$hostlog:${host[*]}" "$grc:$hostlog.guest:${guest[*]}"; do
 		IFS=: read -r c f t <<<"$r"
 		tail -1 "$f" | grep -qE '^[0-9]+ passed, 0 failed' && [ "$c" != 0 ] &&
