@@ -76,10 +76,10 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
  * refused before fill runs. On failure the old file stays and one line is
  * printed.
  */
-/* What a file that is not a regular one is, for a message ("a FIFO"). */
-const char *file_kind(mode_t mode);
-
 int write_file_atomic(const struct ctx *ctx, const char *file,
 		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg);
+
+/* What a file that is not a regular one is, for a message ("a FIFO"). */
+const char *file_kind(mode_t mode);
 
 #endif

@@ -153,31 +153,18 @@ static bool text_valid(const struct daemon *d, const struct text *t)
 /* put_in_force's results besides 0 and -1 */
 enum { PUT_BUSY = 1, PUT_AGAIN };
 
-/* Stale pins (attachment gone, device re-created) cleared as unload
- * --force does; PUT_AGAIN: the load takes the lock anew, since the unload
- * may have removed PIN_ROOT, the directory the lock is on. */
-static int clear_pins(struct daemon *d)
-{
-	p_warn(&d->lctx, "daemon: htbctl's attachment to %s is gone; loading again",
-	       d->o->ifname);
-	d->o->force = true;
-	loader_unload(&d->lctx, d->o);
-	d->o->force = false;
-	return PUT_AGAIN;
-}
-
 /*
- * No pins, but htbctl's filter runs on IFACE: its pin directory was
- * removed behind the daemon's back (rm -r), so the maps in force can be
- * neither reloaded nor read. 7112e5f's load refused the device every 2 s
- * for ever ("already runs htbctl's program without pins"); the filter is
- * removed as unload --force does and the tree loaded again, as for stale
- * pins (counters and token state start anew).
+ * What is left of an earlier load removed as unload --force does, after
+ * saying why; PUT_AGAIN: the load takes the lock anew, since the unload
+ * may have removed PIN_ROOT, the directory the lock is on. Two cases:
+ * stale pins (the attachment gone, the device re-created), and no pins
+ * while htbctl's filter runs (the pin directory removed by hand, so the
+ * maps in force can be neither reloaded nor read: 7112e5f's load refused
+ * the device every 2 s for ever). Counters and token state start anew.
  */
-static int clear_orphan(struct daemon *d)
+static int clear_and_load_again(struct daemon *d, const char *why)
 {
-	p_warn(&d->lctx, "daemon: the pins of %s are gone (removed by hand?) while htbctl's "
-	       "filter runs there, out of reach; removing it and loading again", d->o->ifname);
+	p_warn(&d->lctx, "daemon: %s: %s; loading again", d->o->ifname, why);
 	d->o->force = true;
 	loader_unload(&d->lctx, d->o);
 	d->o->force = false;
@@ -202,12 +189,13 @@ static int put_locked(struct daemon *d)
 		return -1;
 	case PINS_STALE:
 		/* the device gone: wait for it */
-		return ifindex ? clear_pins(d) : -1;
+		return ifindex ? clear_and_load_again(d, "htbctl's attachment is gone") : -1;
 	case PINS_NONE:
 		break;
 	}
 	if (ifindex && loader_own_filters(ifindex, NULL, 0))
-		return clear_orphan(d);
+		return clear_and_load_again(d, "its pins are gone (removed by hand?) "
+					    "while htbctl's filter runs, out of reach");
 	return ifindex && loader_load(ctx, d->o) == EXIT_OK ? 0 : -1;
 }
 
