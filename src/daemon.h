@@ -173,7 +173,6 @@ struct metrics_conns {
 	bool init, running, stop;
 	struct metrics_conn *head;
 	unsigned int live;		/* held and not shut down */
-	__u64 timed_out, evicted;	/* shut down past a deadline, one too many */
 };
 
 /* The sweeper's thread; 0, or -1 with errno. */

@@ -51,7 +51,6 @@ static void evict(struct metrics_conns *cs, struct metrics_conn *new)
 		if (!e->shut && !e->serving && (!old || e->deadline < old->deadline))
 			old = e;
 	conn_shut(cs, old ? old : new);
-	cs->evicted++;
 }
 
 static void conn_started(struct metrics_conns *cs, struct MHD_Connection *c, void **ctx)
@@ -150,10 +149,8 @@ static void *sweeper(void *arg)
 		__u64 now = daemon_now_ms();
 
 		for (struct metrics_conn *e = cs->head; e; e = e->next)
-			if (!e->shut && now >= e->deadline) {
+			if (!e->shut && now >= e->deadline)
 				conn_shut(cs, e);
-				cs->timed_out++;
-			}
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += METRICS_SWEEP_MS * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
