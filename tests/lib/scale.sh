@@ -10,15 +10,15 @@
 #     scenario_load UDP_MBIT [TCP_MBIT]
 # and every rate it writes goes through sr (Mbit/s) or sk (kbit/s), which
 # print kbit/s scaled by SCALE_PM/1000, where
-#     SCALE = min(1, SCENARIO_SHARE * capacity / load)
-# for UDP and for TCP alike. SCENARIO_SHARE is a third: the heaviest case
+#     SCALE = min(1, SCENARIO_SHARE_PM/1000 * capacity / load)
+# for UDP and for TCP alike. SCENARIO_SHARE_PM is 333, a third: the heaviest case
 # (scenario 9's class start offers 47 Mbit/s of UDP, 30% of 155) passes on
 # the EPYC hosts at scale 1, and a third leaves a slower VM the same
 # headroom.
 # Bars are ratios (to the fluid ideal, to kernel HTB in the same run), so
 # they hold at any scale; a case's absolute numbers (bursts in bytes,
 # delays in ms) are not scaled, which is why a scale below
-# SCENARIO_MIN_SCALE is too far from what the case was built for: the
+# SCENARIO_MIN_SCALE_PM (250) is too far from what the case was built for: the
 # scenario says SKIP (a failure under CI=true) instead of measuring.
 # Without SCENARIO_CAPACITY (a scenario run by hand) the scale is 1.
 
