@@ -68,9 +68,10 @@ fi
 
 # shape_htbctl CONFIG [daemon options]: `htbctl daemon dev $SND_IF config
 # CONFIG` in the background in the sender's namespace, its output appended
-# to $RESULTS/SCENARIO.daemon.DEV.log; returns once `show -j` says
-# "sharing": "prio_quantum" (the daemon's sharing loop runs), printing the
-# daemon's load line. If it does not within DAEMON_WAIT seconds, or the
+# to $RESULTS/SCENARIO.daemon.DEV.log; returns once the daemon says it
+# shares spare bandwidth by prio and quantum (its loop holds the maps; the
+# lease that the datapath reads follows within a tick, 10 ms, and `show
+# -j` says "prio_quantum" from then on), printing the daemon's load line. If it does not within DAEMON_WAIT seconds, or the
 # daemon exits, it says why on stderr, stops the daemon, unloads and
 # returns 1. The daemon re-applies CONFIG when it changes (the way to
 # change the tree under it); `htbctl reload` by hand works beside it. Keep
@@ -94,12 +95,12 @@ daemon_gone() { [ -s "$1.rc" ]; }
 daemon_tail() { grep -v '^== ' "$(daemon_log)" | tail -2 | tr '\n' ' '; }
 shape_htbctl() {	# config [daemon options]
 	local conf=$1; shift
-	local log run pid= t0=$SECONDS s=
+	local log run pid= t0=$SECONDS s= txt line
 	log=$(daemon_log)
 	DAEMON_SEQ=$((DAEMON_SEQ + 1))
 	run=$DAEMON_DIR/$SND_IF.$BASHPID.$DAEMON_SEQ	# a subshell counts on its own
 	rm -f "$run.pid" "$run.rc"
-	printf '== [%(%T)T] htbctl daemon dev %s config %s %s\n' -1 "$SND_IF" "$conf" "$*" >> "$log"
+	printf '== [%(%T)T] htbctl daemon dev %s config %s %s(start %s)\n' -1 "$SND_IF" "$conf" "${*:+$* }" "$run" >> "$log"
 	# nsenter itself, not in_snd: the pid must be the daemon's (nsenter
 	# execs it), not a subshell's that a SIGTERM would end without it
 	( { nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$conf" "$@" \
@@ -112,14 +113,18 @@ shape_htbctl() {	# config [daemon options]
 	done
 	DAEMON_PID[$SND_IF]=$pid DAEMON_RUN[$SND_IF]=$run
 	while :; do
-		# grep, not jq: jq takes about a second to start under emulation
-		s=$(in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 2>/dev/null |
-			grep -o '"sharing": *"[a-z_]*"' | sed 's/.*"\([a-z_]*\)"$/\1/') || :
-		if [ "$s" = prio_quantum ]; then
+		# the daemon's own line, read by bash: a `show -j` takes 0.9 s in
+		# the VM, each look added a second to every htbctl step
+		txt=
+		IFS= read -r -d '' txt < "$log"
+		txt=${txt##*"(start $run)"}
+		if [[ $txt == *"sharing spare bandwidth on $SND_IF by prio and quantum"* ]]; then
 			printf '== [%(%T)T] sharing prio_quantum after %d s\n' -1 $((SECONDS - t0)) >> "$log"
-			# this daemon's load line: the last one after its "== " line
-			awk -v d="$SND_IF: " '/^== .* htbctl daemon / { l = "" } index($0, d) == 1 { l = $0 }
-				END { if (l != "") print l }' "$log"
+			# this daemon's load line
+			while IFS= read -r line; do
+				[[ $line == "$SND_IF: "* ]] && s=$line
+			done <<<"$txt"
+			[ -z "$s" ] || printf '%s\n' "$s"
 			return 0
 		fi
 		if daemon_gone "$run"; then
@@ -131,7 +136,7 @@ shape_htbctl() {	# config [daemon options]
 		[ $((SECONDS - t0)) -lt "$DAEMON_WAIT" ] || break
 		sleep 0.2
 	done
-	echo "htbctl daemon on $SND_IF: show -j says sharing '${s:-(no show, or no such key)}' after $DAEMON_WAIT s, not prio_quantum (log $log)" >&2
+	echo "htbctl daemon on $SND_IF: no 'sharing spare bandwidth' line after $DAEMON_WAIT s (log $log)" >&2
 	unshape_htbctl > /dev/null
 	return 1
 }
@@ -330,22 +335,52 @@ run_flows() {
 	done
 	wait "${pids[@]}" 2>/dev/null
 	wait
-	for f in "$@"; do
-		IFS=: read -r port proto rate len <<<"$f"
-		local bps retr
-		# One jq per flow: jq takes about a second to start under emulation.
-		# The client may print a warning (e.g. datagram > MSS) before its JSON.
-		sed -n '/^{/,$p' "$dir/c.$port" > "$dir/c.$port.json"
-		jq -r --slurpfile c "$dir/c.$port.json" '
-			([.intervals[1:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add)),
-			($c[0].end.sum_sent.retransmits // 0),
-			(.intervals[].sum | "\(.end) \(.bits_per_second)")' \
-			"$dir/s.$port" > "$dir/j.$port" 2>/dev/null
-		{ read -r bps; read -r retr; cat > "$RESULTS/intervals.$port"; } < "$dir/j.$port"
-		[ -n "$bps" ] || echo "iperf3 flow $f gave no result: $(grep -h -m1 -i error "$dir/c.$port" "$dir/s.$port")" >&2
-		echo "$port ${bps:-0} ${retr:-0}"
-	done
+	flow_results "$dir" "$@"
 	rm -rf "$dir"
+}
+
+# flow_results DIR FLOW...: run_flows' results from DIR's s.PORT (the
+# server's JSON) and c.PORT (the client's), with one jq for every flow: a
+# jq start takes 0.5-1 s under emulation, one per flow added seconds to
+# every step of a scenario. A file that is not JSON (the flow failed)
+# goes in as null, and the flow reports 0 with the error on stderr.
+flow_results() {
+	local dir=$1 f port k txt ports=() tag p a b
+	local -A bps retr
+	shift
+	for f; do
+		IFS=: read -r port _ <<<"$f"
+		ports+=("$port")
+		: > "$RESULTS/intervals.$port"
+		for k in s c; do
+			txt=
+			IFS= read -r -d '' txt < "$dir/$k.$port"
+			# the client may print a warning (e.g. datagram > MSS) before its JSON
+			[[ $txt == "{"* ]] || txt="{${txt#*$'\n'\{}"
+			[[ $txt == "{"*"}"*([[:space:]]) && $txt == *$'\n'* ]] || txt=null
+			printf '%s\n' "$txt"
+		done
+	done > "$dir/all.json"
+	jq -rn --arg ports "${ports[*]}" '
+		($ports | split(" ")) as $p | range(0; $p | length) as $i |
+		input as $s | input as $c |
+		(try ([$s.intervals[1:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add))
+		 catch null) as $bps |
+		"F \($p[$i]) \($bps // "-") \(try ($c.end.sum_sent.retransmits // 0) catch 0)",
+		(try ($s.intervals[].sum | "I \($p[$i]) \(.end) \(.bits_per_second)") catch empty)' \
+		"$dir/all.json" > "$dir/j" 2>/dev/null
+	while read -r tag p a b; do
+		case $tag in
+		F) [ "$a" = - ] || bps[$p]=$a; retr[$p]=$b ;;
+		I) echo "$a $b" >> "$RESULTS/intervals.$p" ;;
+		esac
+	done < "$dir/j"
+	for f; do
+		IFS=: read -r port _ <<<"$f"
+		[ -n "${bps[$port]:-}" ] ||
+			echo "iperf3 flow $f gave no result: $(grep -h -m1 -i error "$dir/c.$port" "$dir/s.$port")" >&2
+		echo "$port ${bps[$port]:-0} ${retr[$port]:-0}"
+	done
 }
 
 # Nearest-rank percentiles of the numbers on stdin: `percentiles 50 99 100`
