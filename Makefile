@@ -25,8 +25,10 @@ endif
 .DEFAULT_GOAL := all
 
 PKGS     := libbpf inih libmnl json-c libmicrohttpd
+# CFLAGS is the user's (optimisation, debug info, sanitizers: `make
+# CFLAGS=-O0` works); what the build needs is HTB_CFLAGS, always given.
 CFLAGS   ?= -O2 -g
-CFLAGS   += -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP \
+HTB_CFLAGS := -Wall -Wextra -Wno-unused-parameter -std=gnu11 -MMD -MP \
 	    -Iinclude -Isrc -I$(OUTPUT) $(shell pkg-config --cflags $(PKGS))
 LDLIBS   += $(shell pkg-config --libs $(PKGS)) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -D__BPF__ \
@@ -36,9 +38,17 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.bpf.o,$(BPF_SRCS))
 SKELS     := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-SRCS      := $(wildcard src/*.c)
+# src/CONCERN/*.c: one folder per concern (docs/HACKING.md has the map)
+SRCS      := $(filter-out src/loader/test_hooks.c,$(wildcard src/*/*.c))
 OBJS      := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
-LIB_OBJS  := $(filter-out $(OUTPUT)/src/main.o,$(OBJS))
+MAIN_OBJ  := $(OUTPUT)/src/cli/main.o
+LIB_OBJS  := $(filter-out $(MAIN_OBJ),$(OBJS))
+# build/htbctl-test: htbctl with its test hooks (HTBCTL_TEST_FAIL,
+# HTBCTL_TEST_QDISC: src/loader/loader.h), for tests/net's rollback and
+# crash cases; build/htbctl, the one installed, has none. The hooked
+# objects are load.c built again with -DHTBCTL_TEST_HOOKS, and test_hooks.c.
+HOOK_OBJS := $(OUTPUT)/hooks/loader/load.o $(OUTPUT)/hooks/loader/test_hooks.o
+HOOKED    := $(OUTPUT)/src/loader/load.o
 LIB       := $(OUTPUT)/libhtbctl.a
 
 # Criterion suites: tests/unit needs no privileges, tests/bpf needs root.
@@ -63,7 +73,7 @@ FUZZ_SECONDS ?= 60
 
 all: $(OUTPUT)/htbctl $(BPF_OBJS) $(OUTPUT)/htbctl.8
 
-$(OUTPUT) $(OUTPUT)/src $(OUTPUT)/tests/unit $(OUTPUT)/tests/bpf $(OUTPUT)/tests/tools \
+$(OUTPUT) $(OUTPUT)/tests/unit $(OUTPUT)/tests/bpf $(OUTPUT)/tests/tools \
 $(OUTPUT)/bench $(OUTPUT)/fuzz:
 	$(Q)mkdir -p $@
 
@@ -75,16 +85,28 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-# Userspace objects may include any skeleton.
-$(OUTPUT)/src/%.o: src/%.c $(SKELS) | $(OUTPUT)/src
+# The skeletons exist before any object is compiled (order-only: a changed
+# BPF program does not rebuild every object); the compiler's .d files then
+# name the objects that include one, which rebuild when it changes.
+$(OUTPUT)/src/%.o: src/%.c | $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(HTB_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/hooks/%.o: src/%.c | $(SKELS)
+	$(call msg,CC-HOOK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(HTB_CFLAGS) -DHTBCTL_TEST_HOOKS $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/htbctl-test: $(MAIN_OBJ) $(HOOK_OBJS) $(filter-out $(HOOKED),$(LIB_OBJS))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUTPUT)/htbctl: $(OUTPUT)/src/main.o $(LIB)
+$(OUTPUT)/htbctl: $(MAIN_OBJ) $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -98,35 +120,36 @@ $(OUTPUT)/htbctl.bash: $(OUTPUT)/htbctl
 	$(call msg,BASH,$@)
 	$(Q)$< help --bash > $@
 
-$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/unit
+$(OUTPUT)/tests/unit/%: tests/unit/%.c $(LIB) | $(SKELS) $(OUTPUT)/tests/unit
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(HTB_CFLAGS) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/bpf/test_%: tests/bpf/test_%.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
+$(OUTPUT)/tests/bpf/test_%: tests/bpf/test_%.c $(LIB) | $(SKELS) $(OUTPUT)/tests/bpf
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(HTB_CFLAGS) $(CFLAGS) -Itests $< $(LIB) $(TEST_LIBS) $(LDLIBS) -o $@
 
-$(CLSPROBE): tests/bpf/clsprobe.c $(LIB) $(SKELS) | $(OUTPUT)/tests/bpf
+$(CLSPROBE): tests/bpf/clsprobe.c $(LIB) | $(SKELS) $(OUTPUT)/tests/bpf
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -Itests $< $(LIB) $(LDLIBS) -o $@
+	$(Q)$(CC) $(HTB_CFLAGS) $(CFLAGS) -Itests $< $(LIB) $(LDLIBS) -o $@
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c | $(OUTPUT)/tests/tools
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -std=gnu11 -MMD -MP $< -o $@
 
-$(OUTPUT)/bench/%: bench/%.c $(LIB) $(SKELS) | $(OUTPUT)/bench
+$(OUTPUT)/bench/%: bench/%.c $(LIB) | $(SKELS) $(OUTPUT)/bench
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
+	$(Q)$(CC) $(HTB_CFLAGS) $(CFLAGS) $< $(LIB) $(LDLIBS) -o $@
 
 # Fuzzers: libFuzzer with ASan and UBSan over the parsers only.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	       -Iinclude -Isrc $(shell pkg-config --cflags $(PKGS))
-$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/main.c,$(SRCS)) $(SKELS) | $(OUTPUT)/fuzz
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/cli/main.c,$(SRCS)) | $(SKELS) $(OUTPUT)/fuzz
 	$(call msg,FUZZ-CC,$@)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/main.c,$(SRCS)) \
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/cli/main.c,$(SRCS)) \
 		$(LDLIBS) -o $@
 
-tests: $(UNIT_BINS) $(BPFT_BINS) $(CLSPROBE) $(TOOL_BINS) $(OUTPUT)/htbctl $(BPF_OBJS)
+tests: $(UNIT_BINS) $(BPFT_BINS) $(CLSPROBE) $(TOOL_BINS) $(OUTPUT)/htbctl $(OUTPUT)/htbctl-test \
+	$(BPF_OBJS)
 
 # All tiers, with a summary per tier (tests/run.sh).
 test: tests
@@ -168,4 +191,5 @@ clean:
 
 .PHONY: all tests test test-unit bench fuzz install vmlinux clean
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*.d $(OUTPUT)/tests/*/*.d $(OUTPUT)/bench/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*/*.d $(OUTPUT)/hooks/*/*.d $(OUTPUT)/tests/*/*.d \
+	$(OUTPUT)/bench/*.d)

@@ -74,7 +74,7 @@
 #include <time.h>
 
 #include "../tests/bpf/prog_util.h"
-#include "share.h"
+#include "share/share.h"
 #include "edt_baseline.skel.h"
 
 #define TBIT	(1000ull * PU_GBIT(1))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the sharing loop of `htbctl daemon` (src/share.c,
- * src/daemon_share.c) costs per tick at N classes, every leaf active: the
+ * What the sharing loop of `htbctl daemon` (src/share/share.c,
+ * src/daemon/share_run.c) costs per tick at N classes, every leaf active: the
  * daemon's tick exactly (one batched read of class_state from the loaded
  * program's map, the estimates, the fluid ideal, the limits stored into an
  * mmap() of class_share), on a LibreQoS-like tree: a root, sites of 100
@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 
 #include "../tests/bpf/prog_util.h"
-#include "share.h"
+#include "share/share.h"
 
 
 static int cmp_u64(const void *a, const void *b)

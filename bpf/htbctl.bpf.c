@@ -107,7 +107,7 @@ struct {
 } class_batch SEC(".maps");
 
 /* Sparse flows: one entry per flow of a leaf with flows on, the least
- * recently used one evicted when full (sized by the loader: src/maps.c). */
+ * recently used one evicted when full (sized by the loader: src/loader/maps.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 1024);
@@ -192,6 +192,15 @@ const volatile __u32 bench_hash = 0;
  * keeps classes in flows of their own.
  */
 const volatile __u32 flowtag_bits = HTB_FLOWTAG_BITS_MAX;
+
+/*
+ * Load-time switch (.rodata; the loader never sets it): the clock is
+ * runtime.test_now_ns when that is nonzero, for tests/bpf's runs at given
+ * instants. Off, the verifier drops the branch: a loaded program reads
+ * the kernel's clock and nothing else (before, every packet read the map
+ * field as well).
+ */
+const volatile bool test_clock = false;
 
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
@@ -567,7 +576,7 @@ int htb_egress(struct __sk_buff *skb)
 		goto unshaped;
 	bpf_set_hash(skb, htb_flowtag(hash, conf->path[0], flowtag_bits));
 
-	p.now = rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
+	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
 	p.share = p.now < rt->share_until_ns;

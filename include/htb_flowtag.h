@@ -33,7 +33,7 @@
 #include <linux/types.h>
 #endif
 
-/* Slot bits for the largest capacity (2 x 1048576 classes, src/loader_load.c):
+/* Slot bits for the largest capacity (2 x 1048576 classes, src/loader/load.c):
  * the program's default, correct for any capacity. */
 #define HTB_FLOWTAG_BITS_MAX	22
 /* fq's orphan_mask under htbctl: the whole hash. */

@@ -189,7 +189,7 @@
  *
  * Fresh state. An all-zero class_state (t_c == 0) reads as idle since
  * forever: full buckets. The loader may also initialise it explicitly
- * (htb_state_init in src/maps_fill.h).
+ * (htb_state_init in src/loader/maps_fill.h).
  * ---------------------------------------------------------------------
  *
  * Environment. The includer provides (defaults below are the userspace

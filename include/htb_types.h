@@ -123,7 +123,7 @@ struct htb_class_state {
 	 * (a stamp later than both the clock and the packet's own stamp):
 	 * while it lies ahead of the clock the class is backlogged, which is
 	 * how the sharing loop tells a class that wants more from one that
-	 * sends all it has (src/share.c). */
+	 * sends all it has (src/share/share.c). */
 	__u64 shaped_until;
 	/* CoDel (RFC 8289) on the leaf's scheduled delay, Linux's names:
 	 * first_above is when the delay, above target since, makes signalling
@@ -223,7 +223,7 @@ struct htb_flow {
 
 /*
  * What a leaf may borrow, set by the sharing loop (`htbctl daemon`,
- * src/share.c) from the fluid ideal of prio and quantum; one entry per
+ * src/share/share.c) from the fluid ideal of prio and quantum; one entry per
  * class slot, like class_state. The map is mmap()ed by the loop, which
  * stores borrow_l2t with one 8-byte store, and the program loads it with
  * one 8-byte load, so a packet never sees a rate and a shift of two
@@ -252,7 +252,7 @@ struct htb_runtime {
 	__u32 hysteresis;	/* 0 off (default), 1 on */
 	__u32 pad;
 	__u64 horizon_ns;	/* an incoming tstamp beyond now + horizon is stale */
-	__u64 test_now_ns;	/* tests only: nonzero replaces the clock */
+	__u64 test_now_ns;	/* tests only (a program loaded with test_clock): nonzero replaces the clock */
 	/* The sharing loop's lease: class_share counts while the clock is
 	 * below it. The loop stores both with single 8-byte stores through
 	 * its mmap() of this map; 0: no loop has run. */
@@ -273,8 +273,8 @@ struct htb_tree_conf {
  * The classifier maps, one line each, in the order the program tries them
  * (docs/DESIGN.md "Classification"). This list is the one place a match
  * kind is declared: the program declares its maps from it, and userspace
- * sizes, pins, fills, diffs and skips them by it (src/maps.c), and numbers
- * the config's match kinds after it (src/config.h).
+ * sizes, pins, fills, diffs and skips them by it (src/loader/maps.c), and numbers
+ * the config's match kinds after it (src/config/config.h).
  *   X(ID, map name, key type, BPF map type, map flags, skip bit)
  * The skip bit is set in htb_tree_conf.skip when the loader leaves the map
  * empty, so the program skips its lookups (and the header parsing when no

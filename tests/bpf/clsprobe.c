@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "prog_util.h"
-#include "pins.h"
+#include "loader/pins.h"
 
 static int parse_spec(char *spec, struct pkt_spec *s, struct run_in *in,
 		      unsigned *dscp)

@@ -2,7 +2,7 @@
 /*
  * Helpers for driving the real egress program (the skeleton of
  * bpf/htbctl.bpf.c) with BPF_PROG_TEST_RUN: load it with small maps, fill
- * the maps through src/maps.h (the loader's own writes), build
+ * the maps through src/loader/maps.h (the loader's own writes), build
  * Ethernet/IPv4/IPv6/TCP/UDP packets, run them with a test clock.
  * Shared by tests/bpf/test_*.c and bench/bench_prog.c.
  */
@@ -20,8 +20,8 @@
 #include <bpf/libbpf.h>
 
 #include "htb_types.h"
-#include "maps.h"
-#include "maps_fill.h"
+#include "loader/maps.h"
+#include "loader/maps_fill.h"
 #include "htbctl.skel.h"
 
 #define PU_MAXC		64
@@ -91,6 +91,7 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 	f->skel->rodata->bench_no_lock = !!(variant & PU_NO_LOCK);
 	f->skel->rodata->no_batch = !!(variant & PU_NO_BATCH);
 	f->skel->rodata->bench_hash = variant & PU_HASH_SET ? 1 : variant & PU_HASH_NONE ? 2 : 0;
+	f->skel->rodata->test_clock = true;	/* runtime.test_now_ns, when set */
 	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);

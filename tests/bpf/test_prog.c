@@ -16,7 +16,7 @@
 
 #include "prog_util.h"
 #include "htb_sched.h"
-#include "share.h"
+#include "share/share.h"
 
 #define T0	PU_T0
 #define MS	PU_MS

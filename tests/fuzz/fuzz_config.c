@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: the config parser, validator and printer on arbitrary
- * bytes. Whatever it accepts must satisfy every promise config.h makes to
+ * bytes. Whatever it accepts must satisfy every promise config/config.h makes to
  * the loader; a broken promise traps.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 
 static FILE *devnull;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the unit parsers and printers (src/units.h).
- * Checks the promises units.h makes: the output is untouched on error,
+ * libFuzzer target: the unit parsers and printers (src/common/units.h).
+ * Checks the promises common/units.h makes: the output is untouched on error,
  * printed values parse back with the matching parser, and errors have a
  * description.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "units.h"
+#include "common/units.h"
 
 #define CHECK(c) do { if (!(c)) __builtin_trap(); } while (0)
 #define POISON 0x5a5a5a5a5a5a5a5aull

@@ -197,7 +197,7 @@ test_pins_of_root_stay_with_root() {
 test_failed_commands_leave_no_pin_root() {
 	h unload dev "$SND_IF" > /dev/null 2>&1
 	h show dev "$SND_IF" > /dev/null 2>&1
-	HTBCTL_TEST_FAIL=pins h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc > /dev/null 2>&1
+	HTBCTL_TEST_FAIL=pins in_snd "$HTBCTL_TEST" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc > /dev/null 2>&1
 	[ ! -e /sys/fs/bpf/htbctl ] || fail "/sys/fs/bpf/htbctl was left behind"
 }
 

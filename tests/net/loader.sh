@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # htbctl load / show / set / reload / unload on a veth pair in namespaces
 # (root). This kernel has no sch_fq, so loads use --no-qdisc, or
-# HTBCTL_TEST_QDISC=pfifo to exercise the qdisc install/restore path with
+# build/htbctl-test with HTBCTL_TEST_QDISC=pfifo to exercise the qdisc install/restore path with
 # pfifo standing in for fq (tests/vm/loader_fq.sh runs the real fq).
 # Every case starts from an unshaped pair (tests/lib/runner.sh) with the
 # configs of setup in its $tmp, and loads what it needs itself.
@@ -464,7 +464,7 @@ test_unload_force_of_nothing_refused() {
 # ---- a crash in the middle of load
 
 crash_load() {
-	HTBCTL_TEST_FAIL=crash-attach h load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc > /dev/null 2>&1
+	HTBCTL_TEST_FAIL=crash-attach in_snd "$HTBCTL_TEST" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc > /dev/null 2>&1
 }
 test_crashed_load_leaves_stale_pins() {
 	crash_load
@@ -491,7 +491,9 @@ htb_root_device() {
 	in_snd tc qdisc add dev "$SND_IF" parent 1:10 handle 10: tbf rate 10mbit burst 20k latency 20ms ||
 		fail "could not build the htb root tree"
 	snap "$tmp/s0"
+	# this kernel has no sch_fq: the test build installs pfifo instead
 	export HTBCTL_TEST_QDISC=pfifo
+	HTBCTL=$HTBCTL_TEST
 }
 load_over_htb() {
 	htb_root_device

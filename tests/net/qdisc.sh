@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# src/qdisc.c against the real kernel (root): save a root qdisc tree,
+# src/netlink/qdisc.c against the real kernel (root): save a root qdisc tree,
 # install another root in its place (mq + one per TX queue on a multi-queue
 # veth), restore, and compare `tc` output before and after. This kernel has
 # no sch_fq, so pfifo stands in for fq (tests/vm/loader_fq.sh does fq).
-# The helper that drives src/qdisc.c is built once, by setup_file.
+# The helper that drives src/netlink/qdisc.c is built once, by setup_file.
 
 setup_file() {
 	[ -f "$OUT/libhtbctl.a" ] || skip "$OUT/libhtbctl.a not built (make OUTPUT=$OUT)"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Drives src/qdisc.c directly for tests/net/qdisc.sh (built by that script):
+ * Drives src/netlink/qdisc.c directly for tests/net/qdisc.sh (built by that script):
  *   qdisc_helper probe KIND             -> "yes" / "no"
  *   qdisc_helper cycle IFACE KIND       save the root tree, install KIND as
  *                                       the root (mq + KIND per TX queue on a
@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "qdisc.h"
+#include "netlink/qdisc.h"
 
 int main(int argc, char **argv)
 {

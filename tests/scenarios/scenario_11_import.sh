@@ -12,7 +12,10 @@
 #       an fq_codel leaf) shaped by kernel HTB from the script and by
 #       htbctl from `htbctl import script`, the same flows through each.
 # Pass: (a) every entry; (b) every class's goodput under htbctl within 3%
-# of kernel HTB's (and both are printed beside the ideal, ceil x 1400/1442).
+# of the ideal (the script's ceil x 1400/1442) or of kernel HTB's on the
+# same flows. Either reference shows the import right; kernel HTB alone
+# was not enough (CI of 2026-12-03, a busy host: kernel HTB 9.0%, 4.7% and
+# 3.3% under the ideal, htbctl within 0.7% of it).
 # VM time: about 2 minutes.
 . "$(dirname "$0")/../lib/shaping.sh"
 . tests/lib/import.sh
@@ -58,9 +61,9 @@ for pc in 5201:1:10:12 5202:1:20:7 5203:1:30:4; do
 	a=$(printf '%.0f' "${got[htbctl.$port]:-0}") b=$(printf '%.0f' "${got[htb.$port]:-0}")
 	d=$( [ "$b" != 0 ] && rel_err "$a" "$b" || echo -)
 	printf '%-6s %-6s %10s %10s %10s %7s\n' "$port" "$maj:$min" "$ideal" "$a" "$b" "$d"
-	if [ "$b" != 0 ] && within "$a" "$b" 3; then v=ok; else v=FAIL; ok=0; fi
+	if within "$a" "$ideal" 3 || { [ "$b" != 0 ] && within "$a" "$b" 3; }; then v=ok; else v=FAIL; ok=0; fi
 	summary_row scenario11 "imported $maj:$min (ceil ${ceil}mbit)" "$ideal" "$a" "$b" 3 "$v"
-	[ $v = ok ] && pass "scenario11: $maj:$min htbctl $a vs kernel HTB $b bit/s ($d%)" ||
-		fail "scenario11: $maj:$min htbctl $a vs kernel HTB $b bit/s ($d%, tolerance 3%)"
+	[ $v = ok ] && pass "scenario11: $maj:$min htbctl $a vs ideal $ideal, kernel HTB $b bit/s ($d%)" ||
+		fail "scenario11: $maj:$min htbctl $a bit/s, more than 3% from the ideal $ideal and from kernel HTB's $b ($d%)"
 done
 [ $ok = 1 ]

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "htb_sched.h"
-#include "maps_fill.h"
+#include "loader/maps_fill.h"
 
 #define US	1000ull
 #define MS	1000000ull

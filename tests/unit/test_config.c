@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "loader.h"
+#include "config/config.h"
+#include "loader/plan.h"
 
 /* Parses text; diagnostics land in *diag (caller frees). */
 static int parse(const char *text, struct htb_config *cfg, char **diag)
@@ -38,7 +38,7 @@ static void parse_ok(const char *text, struct htb_config *cfg)
 }
 
 /* A config that must be refused: returns its messages (caller frees).
- * Every refused config leaves nothing in cfg (config.h). */
+ * Every refused config leaves nothing in cfg (config/config.h). */
 static char *refused(const char *text)
 {
 	struct htb_config cfg;

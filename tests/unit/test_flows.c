@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "htb_sched.h"
-#include "maps_fill.h"
+#include "loader/maps_fill.h"
 
 #define MS	1000000ull
 #define SEC	1000000000ull

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * src/fluid.c, the fluid ideal of HTB sharing (issue 11): exact values
+ * src/share/fluid.c, the fluid ideal of HTB sharing (issue 11): exact values
  * for the cases the issue lists, a comparison with a slow reference of
  * the same rules on random trees, and the cost at 100,000 classes
  * (`build/tests/unit/test_fluid --verbose` logs it).
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fluid.h"
+#include "share/fluid.h"
 
 #define MAXN	64
 #define KBIT(x)	((__u64)(x) * 1000 / 8)		/* bytes/s */
@@ -444,7 +444,7 @@ static void ref_solve(struct ref *r, const struct tree *t)
 	for (__u32 i = 0; i < t->count; i++)
 		if (t->n[i].parent == FLUID_NONE)
 			ref_visit(r, i);
-	/* deepest first, in preorder within a depth (fluid.h) */
+	/* deepest first, in preorder within a depth (share/fluid.h) */
 	for (__u32 d = HTB_MAX_DEPTH; d > 0; d--)
 		for (__u32 k = 0; k < t->count; k++)
 			if (!t->n[r->preorder[k]].leaf && r->depth[r->preorder[k]] == d)

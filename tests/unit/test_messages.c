@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What htbctl echoes from its user: values in messages quoted, bounded
- * and escaped (msg_clip, msg_quote, p_err in src/common.c), and device
- * names checked as the kernel checks them (ifname_valid in src/pins.c)
+ * and escaped (msg_clip, msg_quote, p_err in src/common/common.c), and device
+ * names checked as the kernel checks them (ifname_valid in src/loader/pins.c)
  * before any path is built from them. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "pins.h"
+#include "common/common.h"
+#include "loader/pins.h"
 
 static const char *quoted(const char *s)
 {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The print layer (src/print.h): one sequence of calls, text with tc
+/* The print layer (src/common/print.h): one sequence of calls, text with tc
  * units or streamed JSON with raw integers; JSON escaping per RFC 8259;
  * every JSON output parses back with json-c. */
 #include <criterion/criterion.h>
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "print.h"
+#include "common/common.h"
+#include "common/print.h"
 
 struct capture {
 	FILE *f;

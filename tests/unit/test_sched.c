@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "htb_sched.h"
-#include "maps_fill.h"
+#include "loader/maps_fill.h"
 
 #define MAXC	32
 #define MS	1000000ull

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The sharing loop (src/share.c) beside the departure-time code
+ * The sharing loop (src/share/share.c) beside the departure-time code
  * (include/htb_sched.h) on a simulated clock: senders offer packets, the
  * program's algorithm stamps them, the loop runs every 10 ms, and what
- * leaves (by stamp) is compared with the fluid ideal (src/fluid.h) for the
+ * leaves (by stamp) is compared with the fluid ideal (src/share/fluid.h) for the
  * same offers. Each class within 2% of it. Without the loop (the lease not
  * running) the same cases show first come, first served, logged beside.
  */
@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "htb_sched.h"
-#include "maps_fill.h"
-#include "share.h"
+#include "loader/maps_fill.h"
+#include "share/share.h"
 
 #define MAXC	16
 #define MS	1000000ull

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <string.h>
-#include "units.h"
+#include "common/units.h"
 
 typedef enum unit_err (*parse_fn)(const char *s, __u64 *out);
 typedef char *(*sprint_fn)(__u64 v, char *buf, size_t len);

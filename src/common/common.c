@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "common/common.h"
+
+/* The bytes of the character at s that msg_clip copies as they are, or 0
+ * when it escapes s[0]. C1 controls (U+0080..U+009F) are escapes to some
+ * terminals, as ESC is. */
+static size_t printable_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] >= 0x20 && s[0] < 0x7f)
+		return 1;
+	if (s[0] < 0x80)
+		return 0;
+	n = utf8_len(s);
+	return n == 2 && s[0] == 0xc2 && s[1] < 0xa0 ? 0 : n;
+}
+
+/* Whether s, escaped, fits len bytes with its NUL. */
+static bool fits(const unsigned char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t n; *s && o < len; s += n ? n : 1) {
+		n = printable_len(s);
+		o += n ? n : 4;
+	}
+	return !*s && o < len;
+}
+
+size_t msg_clip(char *out, size_t len, const char *str)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	/* room for "..." unless all of s fits */
+	size_t i = 0, o = 0, room = fits(s, len) ? 0 : 3;
+
+	if (!len)
+		return 0;
+	while (s[i]) {
+		size_t n = printable_len(s + i), w = n ? n : 4;
+
+		if (o + w + room >= len)
+			break;
+		if (n) {
+			memcpy(out + o, s + i, n);
+		} else {
+			out[o] = '\\';
+			out[o + 1] = 'x';
+			out[o + 2] = hex[s[i] >> 4];
+			out[o + 3] = hex[s[i] & 15];
+		}
+		o += w;
+		i += n ? n : 1;
+	}
+	if (s[i] && o + 3 < len) {
+		memcpy(out + o, "...", 3);
+		o += 3;
+	}
+	out[o] = '\0';
+	return i;
+}
+
+const char *msg_quote(char *buf, size_t len, const char *s)
+{
+	/* "' (18446744073709551615 bytes)" fits */
+	char tail[40] = "'";
+	size_t n = strlen(s), used;
+
+	if (len < sizeof(tail) + 8) {
+		msg_clip(buf, len, s);
+		return buf;
+	}
+	buf[0] = '\'';
+	used = msg_clip(buf + 1, len - sizeof(tail), s);
+	if (used < n)
+		snprintf(tail, sizeof(tail), "' (%zu bytes)", n);
+	strcat(buf, tail);
+	return buf;
+}
+
+static void vmsg(const struct ctx *ctx, const char *level, bool json_too,
+		 const char *fmt, va_list ap)
+{
+	char raw[1024], buf[1024];
+
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	msg_clip(buf, sizeof(buf), raw);
+	if (ctx && ctx->tap && json_too)	/* an error */
+		snprintf(ctx->tap->last, sizeof(ctx->tap->last), "%s", buf);
+	if (ctx && ctx->tap && ctx->tap->mute)
+		return;
+	fprintf(stderr, "%s: %s%s\n", ctx && ctx->prog ? ctx->prog : "htbctl",
+		level, buf);
+	if (json_too && ctx && ctx->json) {
+		/* {"error":"..."} on one line of stdout, for scripts */
+		struct printer p;
+
+		printer_init(&p, true, stdout);
+		p.compact = true;
+		print_open_object(&p, NULL);
+		print_string(&p, "error", NULL, buf);
+		print_close_object(&p);
+		printer_finish(&p);
+	}
+}
+
+void p_err(const struct ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(ctx, "", true, fmt, ap);
+	va_end(ap);
+}
+
+void p_warn(const struct ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(ctx, "warning: ", false, fmt, ap);
+	va_end(ap);
+}
+
+void p_info(const struct ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ctx && ctx->json)
+		return;
+	va_start(ap, fmt);
+	vmsg(ctx, "", false, fmt, ap);
+	va_end(ap);
+}
+
+int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
+		 struct kwarg *kw, int nkw)
+{
+	for (int i = 0; i < argc; i += 2) {
+		int k;
+
+		for (k = 0; k < nkw; k++)
+			if (!strcmp(argv[i], kw[k].name))
+				break;
+		if (k == nkw) {
+			p_err(ctx, "unexpected argument '%s'", argv[i]);
+			return -1;
+		}
+		if (i + 1 >= argc) {
+			p_err(ctx, "'%s' needs a value", argv[i]);
+			return -1;
+		}
+		if (*kw[k].value) {
+			p_err(ctx, "'%s' given twice", argv[i]);
+			return -1;
+		}
+		*kw[k].value = argv[i + 1];
+	}
+	for (int k = 0; k < nkw; k++) {
+		if (kw[k].required && !*kw[k].value) {
+			p_err(ctx, "missing '%s'", kw[k].name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+const char *file_kind(mode_t m)
+{
+	return S_ISLNK(m) ? "a symbolic link" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO or pipe" :
+	       S_ISSOCK(m) ? "a socket" : S_ISDIR(m) ? "a directory" : "not a regular file";
+}
+
+/*
+ * What -o may replace: nothing yet, or a regular file (not followed
+ * through a link), whose mode and owner the new file keeps (*old, with
+ * *exists). A device node, FIFO, socket, directory or link is refused: a
+ * rename over /dev/null would replace the machine's device with a file.
+ */
+static int out_file_check(const struct ctx *ctx, const char *file, struct stat *old,
+			  bool *exists)
+{
+	*exists = false;
+	if (lstat(file, old)) {
+		if (errno == ENOENT)
+			return 0;
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(old->st_mode)) {
+		p_err(ctx, "-o %s: %s: -o writes a regular file (or creates one)", file,
+		      file_kind(old->st_mode));
+		return -1;
+	}
+	*exists = true;
+	return 0;
+}
+
+int write_file_atomic(const struct ctx *ctx, const char *file,
+		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg)
+{
+	char *tmp = NULL;
+	FILE *f = NULL;
+	int fd = -1, rc = -1;
+	struct stat old;
+	bool exists;
+
+	if (out_file_check(ctx, file, &old, &exists))
+		return -1;
+	if (asprintf(&tmp, "%s.XXXXXX", file) < 0) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0 || fchmod(fd, exists ? old.st_mode & 07777 : 0644) ||
+	    (exists && fchown(fd, old.st_uid, old.st_gid)) || !(f = fdopen(fd, "w"))) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	fd = -1;
+	if (fill(ctx, f, arg))
+		goto out;
+	if (fflush(f) || fsync(fileno(f)) || ferror(f)) {
+		p_err(ctx, "-o %s: writing: %s", file, strerror(errno));
+		goto out;
+	}
+	if (rename(tmp, file)) {
+		p_err(ctx, "-o %s: %s", file, strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	if (fd >= 0)
+		close(fd);
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The config's sections and keys: what each key accepts, its range and
+ * the message when a value is wrong (docs/config.md has the table).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/common.h"
+#include "config/priv.h"
+#include "common/units.h"
+
+/* The AQM keys of both sections, from base (DK_AQM, CK_AQM) on. */
+#define AQM_KEY_NAMES(base)						\
+	[(base) + AK_AQM] = "aqm", [(base) + AK_TARGET] = "target",	\
+	[(base) + AK_INTERVAL] = "interval", [(base) + AK_ECN] = "ecn",	\
+	[(base) + AK_FLOWS] = "flows"
+
+static const char *const dev_keys[DK_MAX] = {
+	[DK_DEFAULT] = "default", [DK_HYSTERESIS] = "hysteresis",
+	[DK_R2Q] = "r2q", [DK_LIMIT] = "limit", [DK_OVERHEAD] = "overhead",
+	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer", AQM_KEY_NAMES(DK_AQM),
+};
+
+static const char *const class_keys[CK_MAX] = {
+	[CK_PARENT] = "parent", [CK_RATE] = "rate", [CK_CEIL] = "ceil",
+	[CK_BURST] = "burst", [CK_CBURST] = "cburst", [CK_PRIO] = "prio",
+	[CK_QUANTUM] = "quantum", [CK_LIMIT] = "limit", [CK_MATCH] = "match",
+	AQM_KEY_NAMES(CK_AQM),
+};
+
+static int find_key(const char *name, const char *const *keys, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(name, keys[i]))
+			return i;
+	return -1;
+}
+
+/* ---- values ---- */
+
+static bool val_err(struct cfg_parse *ps, unsigned line, const char *what,
+		    const char *key, const char *v, enum unit_err e)
+{
+	char q[MSG_QUOTE_BUF];
+
+	cfg_error(&ps->diag, line, "invalid %s %s for '%s': %s", what,
+		  msg_quote(q, sizeof(q), v), key, unit_strerror(e));
+	return false;
+}
+
+static bool val_rate(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	enum unit_err e = parse_rate(v, out);
+
+	if (e == UNIT_OK && *out == 0)
+		e = UNIT_ZERO_RATE;
+	return e == UNIT_OK || val_err(ps, line, "rate", key, v, e);
+}
+
+/* A size or time in tc units that must not be 0; why is in if_zero. */
+static bool val_nonzero(struct cfg_parse *ps, unsigned line, const char *what,
+			enum unit_err (*parse)(const char *, __u64 *),
+			const char *if_zero, const char *key, const char *v,
+			__u64 *out)
+{
+	enum unit_err e = parse(v, out);
+	char q[MSG_QUOTE_BUF];
+
+	if (e != UNIT_OK)
+		return val_err(ps, line, what, key, v, e);
+	if (*out == 0) {
+		cfg_error(&ps->diag, line, "invalid %s %s for '%s': %s", what,
+			  msg_quote(q, sizeof(q), v), key, if_zero);
+		return false;
+	}
+	return true;
+}
+
+static bool val_size(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	return val_nonzero(ps, line, "size", parse_size, "must be at least 1 byte",
+			   key, v, out);
+}
+
+static bool val_time(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 *out)
+{
+	return val_nonzero(ps, line, "time", parse_time, "must be above 0", key, v, out);
+}
+
+static bool val_uint(struct cfg_parse *ps, unsigned line, const char *key,
+		     const char *v, __u64 min, __u64 max, __u64 *out)
+{
+	enum unit_err e = parse_uint(v, 10, max, out);
+	char q[MSG_QUOTE_BUF];
+
+	if (e == UNIT_OK && *out >= min)
+		return true;
+	if (e == UNIT_OK || e == UNIT_OVERFLOW)
+		cfg_error(&ps->diag, line, "invalid value %s for '%s': out of range %llu..%llu",
+			  msg_quote(q, sizeof(q), v), key, (unsigned long long)min,
+			  (unsigned long long)max);
+	else
+		val_err(ps, line, "number", key, v, e);
+	return false;
+}
+
+/* One of two words: *out = (v is yes). */
+static bool val_choice(struct cfg_parse *ps, unsigned line, const char *key,
+		       const char *v, const char *yes, const char *no, bool *out)
+{
+	char q[MSG_QUOTE_BUF];
+
+	if (!strcmp(v, yes) || !strcmp(v, no)) {
+		*out = !strcmp(v, yes);
+		return true;
+	}
+	cfg_error(&ps->diag, line, "invalid value %s for '%s': expected %s or %s",
+		  msg_quote(q, sizeof(q), v), key, yes, no);
+	return false;
+}
+
+/* aqm, target, interval, ecn, flows: the same in [device] (the default)
+ * and [class]. The interval's cap is the control law's fixed point
+ * (include/htb_types.h HTB_CODEL_INTERVAL_MAX); target < interval is a
+ * check of the resolved pair (config/resolve.c). */
+static void aqm_key(struct cfg_parse *ps, unsigned line, int k, const char *key,
+		    const char *v, struct config_aqm *a)
+{
+	char q[MSG_QUOTE_BUF];
+
+	switch (k) {
+	case AK_AQM:
+		val_choice(ps, line, key, v, "codel", "off", &a->codel);
+		break;
+	case AK_TARGET:
+		val_time(ps, line, key, v, &a->target_ns);
+		break;
+	case AK_INTERVAL:
+		if (val_time(ps, line, key, v, &a->interval_ns) &&
+		    a->interval_ns > CONFIG_INTERVAL_MAX_NS)
+			cfg_error(&ps->diag, line,
+				  "invalid time %s for 'interval': must be at most 4s",
+				  msg_quote(q, sizeof(q), v));
+		break;
+	case AK_ECN:
+		val_choice(ps, line, key, v, "on", "off", &a->ecn);
+		break;
+	case AK_FLOWS:
+		val_choice(ps, line, key, v, "on", "off", &a->flows);
+		break;
+	}
+}
+
+/* A class id, or a bare hex minor ("30" means MAJOR:30, as tc's default);
+ * a bare minor is returned without major bits: the resolver gives it a
+ * major (the class's own for parent, the only one for default). */
+static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
+			const char *v, __u32 *out)
+{
+	char buf[24], q[MSG_QUOTE_BUF];
+
+	if (strchr(v, ':')) {
+		if (!config_parse_classid(v, out))
+			return true;
+	} else if (strlen(v) <= 16) {
+		snprintf(buf, sizeof(buf), "1:%s", v);
+		if (!config_parse_classid(buf, out)) {
+			*out &= 0xffff;
+			return true;
+		}
+	}
+	cfg_error(&ps->diag, line,
+		  "invalid class id %s for '%s': expected hex MAJOR:MINOR (or MINOR), e.g. 1:10",
+		  msg_quote(q, sizeof(q), v), key);
+	return false;
+}
+
+/* ---- keys ---- */
+
+static bool dup_key(struct cfg_parse *ps, unsigned line, const char *key,
+		    const char *where, __u32 *first)
+{
+	if (*first) {
+		cfg_error(&ps->diag, line, "duplicate key '%s' in %s (first at line %u)",
+			  key, where, *first);
+		return true;
+	}
+	*first = line;
+	return false;
+}
+
+static void unknown_key(struct cfg_parse *ps, unsigned line, const char *name,
+			const char *where, const char *const *keys, int n,
+			const char *const *other, int nother, const char *other_sect)
+{
+	const char *s;
+
+	if (find_key(name, other, nother) >= 0) {
+		cfg_error(&ps->diag, line, "key '%s' belongs in a %s section, not in %s",
+			  name, other_sect, where);
+		return;
+	}
+	s = cfg_suggest(name, keys, n);
+	if (s)
+		cfg_error(&ps->diag, line, "unknown key '%s' in %s (did you mean '%s'?)",
+			  name, where, s);
+	else
+		cfg_error(&ps->diag, line, "unknown key '%s' in %s", name, where);
+}
+
+void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
+		       const char *v)
+{
+	struct config_device *d = &ps->dev;
+	int k = find_key(name, dev_keys, DK_MAX);
+	bool b;
+	__u64 n;
+
+	if (k < 0) {
+		unknown_key(ps, line, name, "[device]", dev_keys, DK_MAX,
+			    class_keys, CK_MAX, "[class]");
+		return;
+	}
+	if (dup_key(ps, line, name, "[device]", &ps->dev_key_line[k]))
+		return;
+	switch (k) {
+	case DK_DEFAULT:
+		if (val_classid(ps, line, name, v, &d->default_classid))
+			snprintf(ps->default_text, sizeof(ps->default_text), "%s", v);
+		break;
+	case DK_HYSTERESIS:
+		val_choice(ps, line, name, v, "on", "off", &d->hysteresis);
+		break;
+	case DK_R2Q:
+		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
+			d->r2q = (__u32)n;
+		break;
+	case DK_LIMIT:
+		val_time(ps, line, name, v, &d->limit_ns);
+		break;
+	case DK_OVERHEAD:
+	case DK_MPU:
+		if (val_uint(ps, line, name, v, 0, 0xffff, &n)) {
+			if (k == DK_MPU)
+				d->mpu = (__u32)n;
+			else
+				d->overhead = (__u32)n;
+		}
+		break;
+	case DK_LINKLAYER:
+		if (val_choice(ps, line, name, v, "ethernet", "atm", &b))
+			d->linklayer = b ? HTB_LINKLAYER_ETHERNET : HTB_LINKLAYER_ATM;
+		break;
+	default:
+		aqm_key(ps, line, k - DK_AQM, name, v, &d->aqm);
+		break;
+	}
+}
+
+static bool grow(void **arr, __u32 *cap, __u32 need, size_t elem)
+{
+	__u32 ncap;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, (size_t)ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
+		      const char *v)
+{
+	struct raw_class *c = &ps->cls[ps->cur];
+	char where[32] = "", idbuf[CONFIG_CLASSID_BUF];
+	int k = find_key(name, class_keys, CK_MAX);
+	__u64 n;
+
+	if (k < 0 || (k != CK_MATCH && c->key_line[k]))	/* an error: name the section */
+		snprintf(where, sizeof(where), "[class %s]",
+			 config_sprint_classid(c->classid, idbuf, sizeof(idbuf)));
+	if (k < 0) {
+		unknown_key(ps, line, name, where, class_keys, CK_MAX,
+			    dev_keys, DK_MAX, "[device]");
+		return;
+	}
+	if (k == CK_MATCH) {
+		struct config_match m;
+
+		if (!c->key_line[k])
+			c->key_line[k] = line;
+		if (cfg_parse_match(ps, v, line, &m))
+			return;
+		if (!grow((void **)&ps->m, &ps->m_cap, ps->nm + 1, sizeof(m))) {
+			free(m.cgroup_path);
+			cfg_error(&ps->diag, line, "out of memory");
+			return;
+		}
+		m.class_idx = ps->cur;
+		if (c->nmatches == 0)
+			c->match_first = ps->nm;
+		ps->m[ps->nm++] = m;
+		c->nmatches++;
+		return;
+	}
+	if (dup_key(ps, line, name, where, &c->key_line[k]))
+		return;
+	switch (k) {
+	case CK_PARENT:
+		val_classid(ps, line, name, v, &c->parent_id);
+		break;
+	case CK_RATE:
+		val_rate(ps, line, name, v, &c->rate);
+		break;
+	case CK_CEIL:
+		val_rate(ps, line, name, v, &c->ceil);
+		break;
+	case CK_BURST:
+		val_size(ps, line, name, v, &c->burst);
+		break;
+	case CK_CBURST:
+		val_size(ps, line, name, v, &c->cburst);
+		break;
+	case CK_PRIO:
+		if (val_uint(ps, line, name, v, 0, CONFIG_MAX_PRIO, &n))
+			c->prio = (__u32)n;
+		break;
+	case CK_QUANTUM:
+		if (val_uint(ps, line, name, v, 1, 0xffffffffu, &n))
+			c->quantum = (__u32)n;
+		break;
+	case CK_LIMIT:
+		val_time(ps, line, name, v, &c->limit_ns);
+		break;
+	default:
+		aqm_key(ps, line, k - CK_AQM, name, v, &c->aqm);
+		break;
+	}
+}
+
+/* ---- sections ---- */
+
+static void open_class(struct cfg_parse *ps, unsigned line, const char *id)
+{
+	struct raw_class *c;
+	__u32 classid;
+
+	if (!*id) {
+		cfg_error(&ps->diag, line, "[class] needs a class id: [class MAJOR:MINOR], e.g. [class 1:10]");
+		return;
+	}
+	if (config_parse_classid(id, &classid)) {
+		cfg_error(&ps->diag, line,
+			  "invalid class id '%s': expected hex MAJOR:MINOR, e.g. [class 1:10] (major 1..fffe, minor 1..ffff)",
+			  id);
+		return;
+	}
+	if (ps->ncls >= CONFIG_MAX_CLASSES) {
+		if (!ps->too_many)
+			cfg_error(&ps->diag, line, "too many classes: a config holds at most %u",
+				  CONFIG_MAX_CLASSES);
+		ps->too_many = true;
+		return;
+	}
+	if (!grow((void **)&ps->cls, &ps->cls_cap, ps->ncls + 1, sizeof(*c))) {
+		cfg_error(&ps->diag, line, "out of memory");
+		return;
+	}
+	c = &ps->cls[ps->ncls];
+	memset(c, 0, sizeof(*c));
+	c->classid = classid;
+	c->line = line;
+	ps->cur = ps->ncls++;
+	ps->sect = SECT_CLASS;
+}
+
+/* s..e is a whole trimmed line starting with '['. */
+void cfg_open_section(struct cfg_parse *ps, unsigned line, const char *s,
+			 const char *e)
+{
+	static const char *const sects[] = { "device", "class" };
+	char buf[256];
+	char *word, *rest, *p;
+	size_t len;
+	const char *sug;
+
+	ps->sect = SECT_SKIP;	/* keys of a bad section are not checked */
+	if (e[-1] != ']' || e - s < 2) {
+		cfg_error(&ps->diag, line, memchr(s, ']', e - s) ?
+			  "text after ']' in section header" :
+			  "missing ']' in section header");
+		return;
+	}
+	len = e - s - 2;
+	if (len >= sizeof(buf)) {
+		cfg_error(&ps->diag, line, "section header too long");
+		return;
+	}
+	memcpy(buf, s + 1, len);
+	buf[len] = '\0';
+	for (word = buf; cfg_is_blank(*word); word++)
+		;
+	for (p = word; *p && !cfg_is_blank(*p); p++)
+		;
+	rest = p;
+	if (*rest)
+		*rest++ = '\0';
+	while (cfg_is_blank(*rest))
+		rest++;
+	for (p = rest + strlen(rest); p > rest && cfg_is_blank(p[-1]); p--)
+		*(p - 1) = '\0';
+
+	if (!strcmp(word, "device")) {
+		if (*rest) {
+			cfg_error(&ps->diag, line, "[device] takes no name ('%s')", rest);
+		} else if (ps->dev_line) {
+			cfg_error(&ps->diag, line, "duplicate [device] section (first at line %u)",
+				  ps->dev_line);
+		} else {
+			ps->dev_line = line;
+			ps->sect = SECT_DEVICE;
+		}
+	} else if (!strcmp(word, "class")) {
+		open_class(ps, line, rest);
+	} else if ((sug = cfg_suggest(word, sects, 2))) {
+		cfg_error(&ps->diag, line, "unknown section [%s] (did you mean [%s%s]?)",
+			  word, sug, !strcmp(sug, "class") ? " MAJOR:MINOR" : "");
+	} else {
+		cfg_error(&ps->diag, line,
+			  "unknown section [%s] (expected [device] or [class MAJOR:MINOR])", word);
+	}
+}

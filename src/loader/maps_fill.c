@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Filling the datapath's maps: src/loader/maps_fill.h. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "loader/maps_fill.h"
+#include "htb_rate.h"
+
+__s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps)
+{
+	unsigned __int128 ns;
+
+	if (!rate_Bps)
+		return 0;
+	ns = (unsigned __int128)bytes * HTB_NSEC_PER_SEC / rate_Bps;
+	return ns > (unsigned __int128)INT64_MAX ? INT64_MAX : (__s64)ns;
+}
+
+/* A bucket's time: capped at HTB_BUFFER_MAX_NS. A config's burst beyond
+ * it is refused (config/resolve.c); only a default burst at a rate below
+ * 2.4 kbit/s (80 KB in 274.9 s) reaches the cap. */
+static __s64 buffer_ns(__u64 bytes, __u64 rate_Bps)
+{
+	__s64 ns = htb_bytes_to_ns(bytes, rate_Bps);
+
+	return ns > (__s64)HTB_BUFFER_MAX_NS ? (__s64)HTB_BUFFER_MAX_NS : ns;
+}
+
+int htb_conf_from_params(const struct htb_class_params *p,
+			 struct htb_class_conf *c)
+{
+	__u64 ceil = p->ceil_Bps ? p->ceil_Bps : p->rate_Bps;
+	__u32 i;
+
+	if (!p->rate_Bps || p->depth < 1 || p->depth > HTB_MAX_DEPTH)
+		return -EINVAL;
+	memset(c, 0, sizeof(*c));
+	htb_ratecfg_precompute(&c->rate, p->rate_Bps, p->overhead, p->mpu,
+			       p->linklayer);
+	htb_ratecfg_precompute(&c->ceil, ceil, p->overhead, p->mpu,
+			       p->linklayer);
+	c->buffer = buffer_ns(p->burst, p->rate_Bps);
+	c->cbuffer = buffer_ns(p->cburst, ceil);
+	c->limit_ns = p->limit_ns ? p->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	c->classid = p->classid;
+	c->depth = p->depth;
+	for (i = 0; i < HTB_MAX_DEPTH; i++)
+		c->path[i] = i < p->depth ? p->path[i] : HTB_NO_CLASS;
+	c->prio = p->prio;
+	c->quantum = p->quantum;
+	c->flags = HTB_CONF_VALID | (p->leaf ? HTB_CONF_LEAF : 0) |
+		   (p->aqm ? HTB_CONF_AQM : 0) | (p->ecn ? HTB_CONF_ECN : 0) |
+		   (p->flows ? HTB_CONF_FLOWS : 0);
+	c->target_ns = p->target_ns ? p->target_ns : HTB_CODEL_TARGET_NS;
+	c->interval_ns = p->interval_ns ? p->interval_ns : HTB_CODEL_INTERVAL_NS;
+	if (c->interval_ns > HTB_CODEL_INTERVAL_MAX)
+		c->interval_ns = HTB_CODEL_INTERVAL_MAX;
+	c->mtu_ns = (__u64)htb_bytes_to_ns(HTB_CODEL_MTU, p->rate_Bps);
+	return 0;
+}
+
+void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,
+		    __u64 now)
+{
+	memset(st, 0, sizeof(*st));
+	st->tokens = c->buffer;
+	st->ctokens = c->cbuffer;
+	st->btokens = (__s64)HTB_MBUFFER_NS;	/* full under any limit */
+	st->t_c = now;
+	st->mode = HTB_MODE_CAN_SEND;
+}
+
+__u64 htb_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * HTB_NSEC_PER_SEC + (__u64)ts.tv_nsec;
+}
