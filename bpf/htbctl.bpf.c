@@ -4,8 +4,8 @@
  *
  * The algorithm is include/htb_sched.h (shared with the userspace tests);
  * this file provides its environment (array-map lookups, bpf_spin_lock),
- * the classifier and the glue. Maps and their keys: docs/DESIGN.md and
- * include/htb_types.h. Sizes are set by the loader before load
+ * the classifier and the glue. Maps and their keys: docs/design.md,
+ * "Maps", and include/htb_types.h. Sizes are set by the loader before load
  * (bpf_map__set_max_entries); the defaults here are deliberately small.
  *
  * Only helpers that Debian's 6.1 has are used: map lookups,
@@ -98,7 +98,7 @@ struct {
 } dev_stats SEC(".maps");
 
 /* Inner classes' charges not yet applied, per CPU (struct htb_class_batch;
- * htb_sched.h, "Batches"); by class slot, like class_state. */
+ * docs/design.md, "Batches"); by class slot, like class_state. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 64);
@@ -147,7 +147,7 @@ env_share(const struct htb_env *env, __u32 idx)
 /* Load-time switch: every charge applied at once, without batches. The
  * loader sets it on PREEMPT_RT kernels, where a tc program may be
  * preempted by another on its CPU between a batch's add and apply
- * (htb_sched.h, "Batches"); bench/bench_prog.c sets it to measure them. */
+ * (docs/design.md, "Batches"); bench/bench_prog.c sets it to measure them. */
 const volatile bool no_batch = false;
 
 static __always_inline struct htb_class_batch *env_batch(__u32 idx)
@@ -356,9 +356,9 @@ static __always_inline __u32 lookup_port(__u8 proto, __u8 dir, __u16 port,
 #define PARSE_SKIP (HTB_SKIP_DSCP | HTB_SKIP_DST4 | HTB_SKIP_SRC4 | \
 		    HTB_SKIP_DST6 | HTB_SKIP_SRC6 | HTB_SKIP_PORT)
 
-/* Precedence (DESIGN.md): priority == leaf classid, mark, DSCP, dst
- * prefix, src prefix, ports (dport before sport, protocol before any),
- * cgroup. */
+/* Precedence (docs/design.md, "Classification"): priority == leaf
+ * classid, mark, DSCP, dst prefix, src prefix, ports (dport before sport,
+ * protocol before any), cgroup. */
 static __always_inline __u32 classify(struct __sk_buff *skb,
 				      const struct htb_tree_conf *tc, __u32 gen)
 {
@@ -454,7 +454,8 @@ static __always_inline __u32 classify(struct __sk_buff *skb,
  * after the fixed header, as ND is sent). These pass unshaped and
  * uncharged: behind a full class they would wait up to its limit or be
  * dropped at it, neighbour resolution would stall, and every class to that
- * neighbour with it (docs/DESIGN.md has what scenario 5 measured). fq keeps
+ * neighbour with it (docs/log.md, "2026-11-30: Link control in the
+ * default class (scenario 5)", has what scenario 5 measured). fq keeps
  * its own queue for TC_PRIO_CONTROL packets for the same reason.
  */
 static __always_inline int is_link_control(struct __sk_buff *skb)

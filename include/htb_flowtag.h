@@ -10,7 +10,8 @@
  * flows, and fq holds a flow until its head's departure time: a class over
  * its rate holds back a class under it, and fq's per-flow limit drops the
  * latter's packets after the program has charged their tokens
- * (docs/DESIGN.md "Forwarded traffic" has the measurement).
+ * (docs/log.md, "2026-12-03: The flow tag in the VM, before and after",
+ * has the measurement).
  *
  * So the program rewrites the hash (bpf_set_hash) as
  *     (the packet's own hash & ~slot_mask) | class slot

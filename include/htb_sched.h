@@ -1,197 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The departure-time algorithm: HTB's token state and charge rules turned
- * into an EDT stamp. This header is the one place the algorithm lives; it
- * is compiled into the BPF program (bpf/htbctl.bpf.c) and into the
- * userspace tests and simulations (tests/unit/test_sched.c).
+ * into an EDT stamp, per packet, along the path from a leaf to the root.
+ * This header is the one place the algorithm lives; it is compiled into
+ * the BPF program (bpf/htbctl.bpf.c) and into the userspace tests and
+ * simulations (tests/unit/test_sched.c), so both run the same code.
  *
- * ---------------------------------------------------------------------
- * Reasoning
- * ---------------------------------------------------------------------
- * Kernel HTB keeps the packets and charges a class when it dequeues, at
- * q->now. An EDT shaper sees each packet once, at enqueue, and must say
- * right then when it may leave (skb->tstamp; fq holds it until then).
- * So every packet is charged once, immediately, and its departure time T
- * is the earliest time HTB's rules would have let it go.
- *
- * Buckets. Per class: tokens (rate), ctokens (ceil), in ns, "as of t_c".
- * Seen at a time t >= t_c a bucket holds
- *	tok(t) = min(tokens + min(t - t_c, mbuffer), buffer)
- * (ctokens/cbuffer likewise), and tok(t) may be negative: -tok is how
- * long the class still has to wait for its bucket to reach zero.
- *
- * Where t_c lives. The obvious choice is t_c = T, the departure time of
- * the last packet charged (charge "at the time it leaves", readiness
- * t_c + max(0, h - tokens)). It is wrong for a tree: a ceil-capped leaf
- * backlogged 100 ms ahead charges its parent at now+100ms, applying the
- * parent's buffer cap 100 ms in the future, so the parent's idle capacity
- * before that frontier is thrown away and every sibling that borrows has
- * to queue behind it: in seed 003's tree a borrowing sibling's packets
- * waited about their whole limit, against no wait at all when charged at
- * now (measured: docs/DESIGN.md, "Departure times"). Instead a charge is
- * applied at now, the clock when
- * the packet is classified: t_c never runs ahead of the clock, and a
- * packet leaving at T > now is charged by letting the bucket go negative:
- * its state is then exactly "tokens at T minus the cost", expressed as of
- * now. The cap is applied at now, where it belongs (a bucket cannot have
- * collected tokens that lie in the future). Rate conformance is the same:
- * tokens still grow one ns per ns and shrink by l2t per packet, and a
- * packet only gets a T at which its buckets are at their thresholds.
- * (That comparison ran against htb_params.charge_at_T, a switch to the
- * charge-at-T model that this header had up to commit 88e2a6e. It is gone
- * so that the header holds only the model the program runs: the program
- * set it to 0, but the global subprograms, which the verifier checks with
- * unknown arguments, still read and tested it per packet, 34 instructions
- * of the loaded program on 6.18.)
- *
- * Readiness. The earliest time bucket b of a class reaches threshold h is
- *	ready(b, h) = now + max(0, h - tok(now)).
- * Thresholds are HTB's: hysteresis off (default), h = 0 for both. On:
- * ceil lowater = -cbuffer unless mode == CANT_SEND (then 0), rate hiwater
- * = -buffer if mode == CAN_SEND (else 0). htb_runtime.hysteresis is read
- * per packet, so `htbctl set hysteresis` needs no reload.
- *
- * Levels. Leaf L with path p[0] = L, p[1] = parent, ... p[d-1] = top.
- * Sending at level k (lender p[k]) needs every class from L up to p[k]
- * below its ceil and p[k] within its rate:
- *	T_k = max( max_{j<=k} ready(ctok(p[j]), lowater),
- *		   max_{j<k} ready(btok(p[j]), 0)	[borrow limit, if set]
- *		   ready(tok(p[k]), hiwater) )
- * Level 0 involves L only: a leaf within its rate and ceil sends whatever
- * the state of its ancestors (HTB: CAN_SEND sends; seed 003: siblings'
- * borrowing never delays a leaf within its rate).
- * The packet may not leave before
- *	floor = max(now, incoming stamp if now < it <= now + horizon,
- *		    L.last_stamp)		  (stamps never decrease in a class)
- * so T = max(floor, min_k T_k), and the level is the lowest k with
- * T_k <= T: a class uses its own tokens before it borrows, also when the
- * floor (e.g. TCP's own EDT stamp) is the binding constraint. The scan
- * stops at the first k with T_k <= floor, so a leaf within its rate reads
- * only its own state.
- *
- * Charge (HTB's htb_charge_class, at now): walking up from L, classes at
- * or above level k pay rate tokens (lends++ on p[k]), classes below k only
- * borrow (borrows++; rate tokens time-advanced, not charged; the borrow
- * bucket, if configured, is charged instead); every class pays ctokens;
- * bytes/packets count on every class of the path. A bucket at or below
- * -mbuffer is clamped to 1 - mbuffer. The mode is recomputed from the new
- * state (HTB's htb_class_mode at diff 0); a change into CANT_SEND counts
- * an overlimit. Costs use htb_l2t_carry (include/htb_rate.h), which keeps
- * the sub-ns remainder per bucket so a packet train is charged exactly.
- *
- * Limit. A packet with T - now > limit_ns of its leaf is dropped and
- * charges nothing (drops++ on the leaf).
- *
- * AQM. A leaf is a FIFO as deep as its schedule runs ahead of the clock;
- * a packet's delay is known when it is stamped: T - max(now, its own
- * valid stamp) (a sender's own pacing is not queueing). CoDel (RFC 8289,
- * with Linux's constants and re-entry rule) runs on that delay at
- * enqueue, in the leaf's commit under its lock, where T is final: once
- * the delay has stayed at or above target for a whole interval, the
- * packet is signalled and then one packet at each drop_next = previous +
- * interval / sqrt(count) while it stays above; a delay below target (or
- * worth less than one MTU at the class's rate: Linux's backlog rule) ends
- * it. The signal is a CE mark when the caller says the packet is ECT and
- * the class has ecn on (htb_params.ect; the program sets CE outside the
- * lock: HTB_SEND_CE), else a drop that charges nothing, like the limit.
- * 1/sqrt(count) is a Q0.32 table up to 15, then one Newton step per
- * count as Linux does (count changes by one, so one step keeps it within
- * 0.2%); no floats, no loop, so the verifier sees a few straight lines.
- *
- * Sparse flows. fq_codel serves a flow with nothing queued before the
- * backlog of the others; here, in a leaf with flows on, a packet whose flow
- * is sparse (htb_flow_end: at most one full frame ahead of now at the
- * class's rate, this packet included, and none of it waiting behind the
- * backlog) goes through the class's sparse lane instead of behind its
- * queue, when that is sooner: a ping, a DNS query or an ACK stream in a
- * busy class does not wait for the class's queue. It is still charged to
- * every class on the path as usual, so the class's later packets move
- * back by exactly its cost and the rate and ceil hold over any window
- * longer than the class's queue. The lane bounds what such packets add in
- * a shorter one: a clock in the leaf's state that sparse packets advance
- * at a quarter of its rate; a packet leaves once that clock is at most a
- * burst (two full frames at that rate) ahead of it, and never before
- * max(now, its valid stamp, its flow's last stamp). So in any window of
- * length W a leaf sends at most what its buckets allow plus
- * min(rate * its queue, rate/4 * W + 2 * 1514 bytes). A flood of new
- * flows leaves at the class's rate: a quarter of the buckets' refill
- * through the lane, the rest behind the backlog, all charged. CoDel
- * neither signals nor resets on a sparse packet (its delay says nothing of
- * the queue). Flow state is one LRU map entry per flow (struct htb_flow),
- * read and written under the leaf's lock, so a flow's stamps never
- * decrease; a flow evicted from it looks new once.
- *
- * Concurrency. Packets of one tree run on several CPUs at once and share
- * ancestors; no charge may be lost. Every class_state value has a
- * bpf_spin_lock. A BPF program may hold one lock at a time and may call
- * no helper while holding it, so:
- *   1. decide T and k from an unlocked snapshot (plain loads; a torn or
- *      stale view only makes the decision slightly optimistic or
- *      pessimistic, by at most the packets in flight on other CPUs);
- *   2. charge the classes one after another, each under its own lock,
- *      re-reading its current state: leaf first, where T is finalised
- *      against last_stamp and the limit is checked (a drop then charges
- *      nothing), then the ancestors (one subprogram for all of them),
- *      through this CPU's batches (below), as the leaf while it lends.
- * Each charge is a read-modify-write of one class done entirely under
- * that class's lock, so it is never lost. If another CPU already moved
- * t_c past our now, the time delta is taken as 0 (no time credit, t_c is
- * not moved back) and the cost is still subtracted. Costs (htb_l2t_prod)
- * are computed before the lock is taken, so the locked part is only the
- * carry split and the state update. Without the locks two CPUs on sibling
- * leaves lost a share of the parent's and the root's bytes and token
- * charges (scripts/bench.sh: docs/DESIGN.md, "Cost").
- *
- * Batches. A lock per class per packet is not the cost: a written line
- * is. Any per-packet write to a cache line another CPU also writes costs
- * about 130 ns on this project's machine, and the root and the upper
- * classes are written by every CPU. So an inner class's charges go into
- * this CPU's struct htb_class_batch (a PERCPU_ARRAY by slot: no lock, no
- * shared line) and reach its class_state under its lock in one
- * htb_apply once the batch holds HTB_BATCH_PKTS packets or HTB_BATCH_NS of
- * the class's rate, ceil or borrow tokens; a packet due by itself (20 us
- * or more of tokens) is applied at once, as before. A leaf's packet goes
- * the same way, without the leaf's lock, while the leaf lends (within its
- * rate), the packet leaves at its own time (nothing of the class or its
- * flow is scheduled later, so last_stamp orders nothing: it is raised, by
- * cmpxchg, only for a stamp ahead of now) and CoDel is idle (its state
- * would not change: htb_leaf_unlocked); otherwise the leaf is charged
- * under its lock as before, with its pending batch. The uncontended lock
- * pair was 43 ns of the 172 a packet cost at depth 1 (now 123 with
- * htb_leaf_first; depth 3 210 -> 154 ns, docs/DESIGN.md "Cost"). Nor is a class with hysteresis
- * on (its thresholds follow its mode, which only an apply updates) or with a burst or cburst under 20 us (its
- * cap would be applied a batch late: htb_batchable). A class's mode and
- * overlimits change at applies, so once per batch at most.
- * A CPU decides on the class's state minus its own batch, carries
- * included (exactly what applying it would leave), so one CPU alone
- * decides exactly as without batches. What it cannot see is the other
- * CPUs' batches: below HTB_BATCH_NS of each bucket per other CPU, so a
- * class may send up to (N-1) x HTB_BATCH_NS of its ceil ahead of time on N
- * CPUs (25 kB at 10 Gbit/s on two), and never more over any window; its
- * long-run rate and ceil are unchanged, since every charge is applied once
- * its batch is due (a CPU that stops sending to a class keeps its last
- * batch, under the bound, until it sends there again). A batch applied later than its packets applies the
- * cap (buffer, cbuffer) at that later time: a class at its cap may find
- * a batch's worth fewer tokens, never more. The exact invariant, checked
- * by tests/bpf/test_prog.c after two CPUs charged 2 x 1,000,003 packets:
- * with caps out of reach, tokens - t_c + the cost of the packets applied
- * is constant, and applied plus batched is every packet. A tc program runs
- * with bottom halves off, so nothing else on the CPU touches its batch
- * between the add and the apply; on PREEMPT_RT that does not hold, and
- * the loader loads the program without batches there (no_batch in
- * bpf/htbctl.bpf.c).
- * Why not lock-free: 64-bit BPF atomics (fetch-add, cmpxchg) exist on
- * 6.1, but an exact lock-free charge needs the bucket as one word (a
- * virtual finish time, cmpxchg for the cap), an order-independent carry
- * (fetch-add of cumulative bytes) and atomic counters: about five atomic
- * read-modify-writes per class, each about the price of the lock pair,
- * and a shared root stays one contended cache line either way.
- *
- * Fresh state. An all-zero class_state (t_c == 0) reads as idle since
- * forever: full buckets. The loader may also initialise it explicitly
- * (htb_state_init in src/loader/maps_fill.h).
- * ---------------------------------------------------------------------
- *
+ * How it works and why is docs/design.md, under "Datapath": "Departure
+ * times" (buckets, where t_c lives, readiness, levels, charge, limit),
+ * "Concurrency" (steps 1, 2a and 2b below), "Batches", "AQM", "Sparse
+ * flows", and "Program size" (why the per-class steps are global
+ * subprograms). What the includer provides: "Environment" below.
+ */
+#ifndef HTB_SCHED_H
+#define HTB_SCHED_H
+
+#include "htb_types.h"
+#include "htb_rate.h"
+
+/*
  * Environment. The includer provides (defaults below are the userspace
  * ones: plain arrays, no locks):
  *   struct htb_env			opaque per-packet environment
@@ -207,12 +34,6 @@
  *					CPUs doing the same without the lock
  *   HTB_CAS(p, old, v)		*p = v if *p == old, atomically
  */
-#ifndef HTB_SCHED_H
-#define HTB_SCHED_H
-
-#include "htb_types.h"
-#include "htb_rate.h"
-
 #ifndef HTB_ENV_CONF
 /* Userspace default: classes are array elements 0..n-1. */
 struct htb_env {
@@ -540,7 +361,7 @@ HTB_INLINE void htb_batch_out(struct htb_class_batch *a, struct htb_class_batch 
 	a->applied = applied;
 }
 
-/* ---- AQM: CoDel on the scheduled delay ("AQM" above) ---- */
+/* ---- AQM: CoDel on the scheduled delay (docs/design.md, "AQM") ---- */
 
 /* 2^32 / sqrt(n), rounded (n = 1: just below 1.0); index 0 unused. */
 static const __u32 htb_rsqrt_q32[16] = {
@@ -668,7 +489,7 @@ HTB_INLINE int htb_codel(const struct htb_class_conf *c,
  * the tree. Inlined, the walk's branches (caps, clamps, modes, levels)
  * multiply into most of the verifier's 1,000,000-instruction limit; as
  * subprograms the program needs a small fraction of it (the counts, and
- * how to measure them: docs/DESIGN.md, "Departure times"). In userspace
+ * how to measure them: docs/design.md, "Program size"). In userspace
  * they are plain static inline functions: the same code.
  */
 #ifndef HTB_SUBPROG
@@ -699,7 +520,7 @@ struct htb_job {
 #define HTB_JOB_SPARSE		1u	/* left ahead of the backlog */
 #define HTB_JOB_FLOW_NEW	2u	/* flows on, no state for the flow yet */
 
-/* ---- Sparse flows ("Sparse flows" above) ---- */
+/* ---- Sparse flows (docs/design.md, "Sparse flows") ---- */
 
 /* Where the flow's sparse packets end, at the class's rate, once this
  * one of cost ns is added: now + what it has ahead + cost;
@@ -826,11 +647,12 @@ HTB_INLINE void htb_leaf_charge(const struct htb_class_conf *c,
 	htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
 }
 
-/* Whether the leaf's packet may skip the lock ("Batches"): it lends (the
- * leaf is within its rate), leaves at its own time (nothing of the class
- * or its flow scheduled later), CoDel is idle (its state would not
- * change: the delay is 0) and the class batches. Read unlocked: another
- * CPU may change last_stamp meanwhile, which HTB_RAISE keeps monotonic. */
+/* Whether the leaf's packet may skip the lock (docs/design.md, "Batches"):
+ * it lends (the leaf is within its rate), leaves at its own time (nothing
+ * of the class or its flow scheduled later), CoDel is idle (its state
+ * would not change: the delay is 0) and the class batches. Read unlocked:
+ * another CPU may change last_stamp meanwhile, which HTB_RAISE keeps
+ * monotonic. */
 HTB_INLINE int htb_leaf_unlocked(const struct htb_class_conf *c,
 				 const struct htb_class_state *st,
 				 const struct htb_params *p, const struct htb_job *j,
@@ -1009,8 +831,8 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 }
 
 /* Step 2b, one ancestor (htb_path_commit): into this CPU's batch, which goes to the shared
- * state under the class's lock when it is due ("Batches"); at once when
- * there are no batches or the packet alone is due. */
+ * state under the class's lock when it is due (docs/design.md, "Batches");
+ * at once when there are no batches or the packet alone is due. */
 HTB_INLINE int htb_class_commit(struct htb_env *env, const struct htb_params *p,
 				 const struct htb_job *j)
 {

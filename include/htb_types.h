@@ -78,7 +78,7 @@ struct htb_class_conf {
 	__u32 quantum;
 	__u32 flags;		/* HTB_CONF_* */
 	__u32 pad;
-	/* CoDel on the leaf's scheduled delay (HTB_CONF_AQM; htb_sched.h,
+	/* CoDel on the leaf's scheduled delay (HTB_CONF_AQM; docs/design.md,
 	 * "AQM"). mtu_ns: what HTB_CODEL_MTU bytes take at the class's rate,
 	 * CoDel's "backlog below one MTU" as a delay. */
 	__u64 target_ns;
@@ -95,8 +95,8 @@ struct htb_class_conf {
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.
  * tokens/ctokens are as of t_c, the clock at the class's last charge (see
- * include/htb_sched.h: a negative value is how far the class's schedule
- * runs ahead of the clock). Everything is updated under the lock, so
+ * docs/design.md, "Buckets": a negative value is how far the class's
+ * schedule runs ahead of the clock). Everything is updated under the lock, so
  * counters are exact across CPUs. An all-zero entry is a fresh class with
  * full buckets (t_c == 0 is read as "idle for ever").
  */
@@ -137,7 +137,7 @@ struct htb_class_state {
 	__u32 codel_dropping;
 	__u64 ecn_marks;	/* CoDel signals given as CE on an ECT packet */
 	__u64 aqm_drops;	/* CoDel signals given as a drop (charged nothing) */
-	/* Sparse flows (HTB_CONF_FLOWS; htb_sched.h, "Sparse flows"): the
+	/* Sparse flows (HTB_CONF_FLOWS; docs/design.md, "Sparse flows"): the
 	 * sparse lane's clock (a packet may take it while it lies less than
 	 * HTB_SPARSE_BURST ahead of now) and the packets that took it. */
 	__u64 sparse_next;
@@ -147,14 +147,14 @@ struct htb_class_state {
 	 * into a line on 6.18 (struct bpf_array's header is 312 bytes), so
 	 * without it each class's first 8 bytes sat in the line of its
 	 * neighbour's CoDel fields, and two CPUs on neighbouring leaves wrote
-	 * one line per packet (docs/DESIGN.md, "Scaling across CPUs"). 64
+	 * one line per packet (docs/design.md, "Batches"). 64
 	 * bytes keep any alignment apart. */
 	__u64 pad[8];
 };
 
 /*
  * Charges of one inner class made on one CPU and not yet applied to its
- * class_state: a PERCPU_ARRAY by class slot (include/htb_sched.h,
+ * class_state: a PERCPU_ARRAY by class slot (docs/design.md,
  * "Batches"). A CPU adds a packet's costs here without a lock and without
  * writing a cache line another CPU writes; it applies the batch to the
  * shared state under the class's lock once it holds HTB_BATCH_PKTS packets
@@ -188,7 +188,7 @@ struct htb_class_batch {
  * applied at once, as without batches (at 20 Mbit/s a 1500-byte frame is
  * 600 us: every scenario's class). What other CPUs cannot see of a class
  * is below that per CPU: the bound, and the measurements behind the two
- * numbers, are in docs/DESIGN.md, "Scaling across CPUs". */
+ * numbers, are in docs/design.md, "Batches". */
 #define HTB_BATCH_PKTS		32
 #define HTB_BATCH_NS		20000ull
 
@@ -216,7 +216,7 @@ struct htb_flow {
 #define HTB_SPARSE_BYTES	HTB_CODEL_MTU
 /* The sparse lane runs at a quarter of the class's rate (shift 2), with a
  * burst of two full packets at that rate: what sparse packets can add to
- * the class's rate in a window shorter than its queue (docs/DESIGN.md,
+ * the class's rate in a window shorter than its queue (docs/design.md,
  * "Sparse flows"). */
 #define HTB_SPARSE_SHIFT	2
 #define HTB_SPARSE_BURST_PKTS	2
@@ -271,7 +271,7 @@ struct htb_tree_conf {
 
 /*
  * The classifier maps, one line each, in the order the program tries them
- * (docs/DESIGN.md "Classification"). This list is the one place a match
+ * (docs/design.md, "Classification"). This list is the one place a match
  * kind is declared: the program declares its maps from it, and userspace
  * sizes, pins, fills, diffs and skips them by it (src/loader/maps.c), and numbers
  * the config's match kinds after it (src/config/config.h).

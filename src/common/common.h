@@ -8,7 +8,7 @@
 #include <sys/types.h>
 #include "common/print.h"
 
-/* Exit codes (interface.md). */
+/* Exit codes (shared/docs/interface.md). */
 #define EXIT_OK		0
 #define EXIT_FAIL	1
 #define EXIT_USAGE	2

@@ -138,7 +138,7 @@ static int parse_config(struct load_run *r)
 
 /* Whether the kernel is PREEMPT_RT (/sys/kernel/realtime reads 1): a tc
  * program may then be preempted on its CPU, and the program runs without
- * per-CPU batches (include/htb_sched.h, "Batches"). */
+ * per-CPU batches (docs/design.md, "Batches"). */
 static bool kernel_is_rt(void)
 {
 	FILE *f = fopen("/sys/kernel/realtime", "r");

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the datapath's maps hold for a class (docs/DESIGN.md "Datapath"):
+ * What the datapath's maps hold for a class (docs/design.md, "Filling the
+ * maps"):
  * from its rate/burst parameters to struct htb_class_conf, and the token
  * state a new class starts with. The loader's plan (src/loader/plan.c),
  * src/loader/maps.c's writers, the unit tests and the BPF tests and benchmarks all

@@ -8,7 +8,7 @@
  *
  * Plain arrays, no config/config.h: the caller fills one fluid_node per class.
  *
- * The rules (docs/DESIGN.md, "The fluid ideal"):
+ * The rules (docs/design.md, "The fluid ideal"):
  * 1. Every leaf gets own = min(demand, rate, ceil): a class within its
  *    rate is never delayed by sharing.
  * 2. Inner classes lend, deepest first (HTB serves lower levels first, so
@@ -33,7 +33,8 @@
  * Cost: linear expected (a weighted selection per lender and capping
  * class, no sort), O(n log n) worst case, memory for ~200 bytes a node
  * kept in the scratch. Measured on the project's 2-CPU VM with other
- * work running (best of 5, every leaf backlogged; docs/DESIGN.md): 1,000
+ * work running (best of 5, every leaf backlogged; docs/log.md,
+ * "2026-12-01: The fluid ideal's cost"): 1,000
  * classes 0.05 ms, 10,000 0.5-0.65 ms, 100,000 7-9 ms as 1,000 inner
  * classes of 100 leaves, 10.5-13 ms under one more top class. At 100,000
  * the cost is memory traffic: reading and writing the nodes alone takes

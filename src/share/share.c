@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sharing loop's arithmetic (src/share/share.h): demand estimates in, borrow
- * limits out. Why a loop and what it costs: docs/DESIGN.md, "Sharing
+ * limits out. Why a loop and what it costs: docs/design.md, "Sharing
  * spare bandwidth".
  */
 #include <math.h>

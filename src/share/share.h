@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The sharing loop: spare bandwidth by prio and quantum (docs/DESIGN.md,
+ * The sharing loop: spare bandwidth by prio and quantum (docs/design.md,
  * "Sharing spare bandwidth"). Every SHARE_TICK_NS it reads each class's
  * bytes and backlog, estimates what each leaf offers, asks the fluid
  * ideal (src/share/fluid.h) what each leaf should get, and gives every leaf a
@@ -24,7 +24,8 @@
 /* A tick that costs more than a third of SHARE_TICK_NS stretches the
  * period to three times its cost (the loop takes at most a third of a
  * CPU), up to this: at 100,000 classes a tick costs about 30 ms here
- * (bench/bench_share.c; docs/DESIGN.md). */
+ * (bench/bench_share.c; docs/log.md, "2026-12-01: The sharing loop's
+ * cost"). */
 #define SHARE_TICK_MAX_NS	(100 * SHARE_MS)
 /* A loop that has not run for this long no longer counts: borrowing is
  * first come, first served again (10 periods when the period is

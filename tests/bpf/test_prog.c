@@ -82,7 +82,8 @@ Test(prog, loads_and_state_btf_names_fields)
 
 /* The verifier's work stays far from its 1,000,000-instruction limit (the
  * per-class steps are global subprograms; inlined they came close to it:
- * docs/DESIGN.md, "Departure times", has the counts). */
+ * docs/log.md, "2026-12-01: Verifier counts, and the steps inlined", has
+ * the counts). */
 Test(prog, verifier_budget)
 {
 	static char log[1 << 16];
@@ -698,7 +699,8 @@ Test(prog, classifier_entries_per_generation)
 	cr_expect_eq(classified(&p, NULL, NULL), L_PORT, "no prefix matches in generation 1");
 }
 
-/* DSCP comes after mark and before the prefixes (DESIGN.md). */
+/* DSCP comes after mark and before the prefixes (docs/design.md,
+ * "Classification"). */
 Test(prog, dscp_classifier_v4_v6_and_precedence)
 {
 	struct pkt_spec s = {
@@ -1039,7 +1041,7 @@ Test(prog, link_control_bypasses_a_full_class)
 	cr_expect_eq(fx_dev_stats(&F).control_packets, 2);
 }
 
-/* ---- AQM: CoDel on the schedule (include/htb_sched.h, "AQM") ---- */
+/* ---- AQM: CoDel on the schedule (docs/design.md, "AQM") ---- */
 
 /* A UDP packet of 1000 bytes to leaf 0, IPv4 or IPv6, with ECN field ecn. */
 static void codel_pkt(struct pkt *pk, int v6, unsigned ecn)
@@ -1225,7 +1227,7 @@ Test(prog, codel_quiet_within_rate_and_when_off)
 	cr_expect_eq(k.packets, 3000);
 }
 
-/* ---- Sparse flows (include/htb_sched.h, "Sparse flows") ---- */
+/* ---- Sparse flows (docs/design.md, "Sparse flows") ---- */
 
 /* A UDP packet of len bytes (on the wire) from sport: its own flow. */
 static void flow_pkt(struct pkt *pk, __u16 sport, __u32 len)

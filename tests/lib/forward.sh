@@ -359,8 +359,8 @@ fwd_judge_ping() {
 # a class under its rate. (A ping in A, a class over its rate, is one
 # sparse flow among thousands, which neither shaper can tell apart; kernel
 # HTB + fq_codel dropped 95% of its requests, htbctl 5-20%, and what
-# pings HTB dropped went to A's data, 3-4% of A's share: docs/DESIGN.md
-# "Forwarded traffic".)
+# pings HTB dropped went to A's data, 3-4% of A's share: docs/log.md,
+# "2026-12-03: The flow tag in the VM, before and after".)
 SUB_A4=198.18.1.10 SUB_A6=fd00:1::10 SUB_B4=198.18.1.20 SUB_B6=fd00:1::20
 # bit/s at scale 1 (fwd_subscribers scales them: tests/lib/scale.sh)
 SUB_A_BPS=1250000 SUB_A_FLOWS=1000 SUB_A_PORT=6000	# per family

@@ -32,7 +32,8 @@ tc_view() {	# script dev netns
 }
 
 # The same lines from htbctl's resolved config, printed as tc prints them
-# (iproute2's sprint_rate and sprint_size: tc-units.md, "Printing").
+# (iproute2's sprint_rate and sprint_size: shared/docs/tc-units.md,
+# "Printing").
 htbctl_view() {	# config
 	"$HTBCTL" -j check config "$1" 2>/dev/null | jq -r '.classes[] |
 		[.classid, .rate, .ceil, .burst, .cburst, .prio, .quantum, .leaf] | @tsv' | awk -F'\t' '

@@ -151,7 +151,8 @@ verdict fifo "(report)" ""
 # CoDel alone is one queue for the ping and the uploads: issue 12 asked
 # for a p99 under 10 ms, which the kernel's own CoDel leaf misses as well
 # here (p50 / p99 over four runs: htbctl 16.5-18.1 / 32.4-62.3 ms, HTB +
-# codel 14.6-17.7 / 25.0-102.3: docs/DESIGN.md, "AQM on the schedule").
+# codel 14.6-17.7 / 25.0-102.3; one run of each in docs/log.md,
+# "2026-12-01: CoDel and sparse flows in the VM (scenario 10)").
 # Judged: the standing queue (p50) within 5 ms of the kernel's CoDel on
 # the same traffic, and the p99 under half the FIFO's (the p99 of one
 # queue is a few bursts, 1.5x apart between runs of either).

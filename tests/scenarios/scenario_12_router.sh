@@ -9,8 +9,8 @@
 # HTB and of the fluid ideal, B (under its rate) lossless, the ping's p99
 # within 2 ms of HTB + fq_codel's. htbctl on one router and kernel HTB
 # with fq_codel leaves on another, side by side at the same time.
-# docs/DESIGN.md "Forwarded traffic" has what htbctl got here before the
-# flow tag.
+# docs/log.md, "2026-12-03: The flow tag in the VM, before and after", has
+# what htbctl got here before the flow tag.
 . "$(dirname "$0")/../lib/shaping.sh"
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/forward.sh"

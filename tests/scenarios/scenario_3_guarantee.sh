@@ -16,7 +16,7 @@
 scenario_begin "${SCENARIO_NAME:-scenario3}" "s3:${TXQ:-1}"
 name=$SCENARIO
 scenario_load 34
-# FIFO leaves, as kernel HTB's pfifo beside it (docs/DESIGN.md, "Sharing
+# FIFO leaves, as kernel HTB's pfifo beside it (docs/design.md, "Sharing
 # spare bandwidth": CoDel's short queue and the VM's sender stalls)
 conf=$work/conf/seed003.ini
 scale_config configs/seed003.ini | sed 's/^\[device\]$/&\naqm = off/' > "$conf"

@@ -145,7 +145,8 @@ start_run() {	# shaper: 1:61 for 7 s, 1:62 from 4 s on, into $work/SHAPER.61/.62
 	# run at nice -10, for both shapers: at 0 the VM's scheduler stalled
 	# one now and then, and the 100-ms windows after such a stall swung
 	# +-20% (with borrowers' queues held to 50 ms, a change since undone:
-	# 2 of 4 runs flat at nice -10, 0 of 8 at 0; docs/DESIGN.md).
+	# 2 of 4 runs flat at nice -10, 0 of 8 at 0; the trial: docs/log.md,
+	# "2026-12-01: Borrowers' queues held to 50 ms (tried, undone)").
 	t1=$(($(date +%s%N) + 1500000000))
 	in_rcv timeout 25 "$TP" recv 10961 $nA 2 > "$work/$1.61" &
 	in_rcv timeout 25 "$TP" recv 10962 $nB 7 > "$work/$1.62" &
@@ -232,7 +233,7 @@ plot_lines "$stsv" "scenario 9: 100-ms goodput as 1:62 starts" "ms from 1:62's s
 echo "within 5% of the new ideal after: htbctl ${aconv} ms, kernel HTB ${hconv} ms"
 # Issue 11 asks for 300 ms; htbctl does not meet it here every time:
 # 290-1050 ms in six runs of 2026-12-01. The first windows wait for
-# 1:61's queue (docs/DESIGN.md, "Sharing spare bandwidth"); what fails
+# 1:61's queue (docs/design.md, "How close it comes"); what fails
 # later is htbctl's window-to-window jitter in the VM, +-5-10% with both
 # classes backlogged (kernel HTB +-1.5%). So it is reported, not
 # asserted, while issue 11 stays open; the shares after the start are

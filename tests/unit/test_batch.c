@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Batches (include/htb_sched.h, "Batches"; struct htb_class_batch): inner
+ * Batches (docs/design.md, "Batches"; struct htb_class_batch): inner
  * classes' charges collected per CPU and applied to the shared state when
  * due. Two CPUs are two environments over one conf and state, each with
  * its own batches, sending in turn on a simulated clock. A root of 10

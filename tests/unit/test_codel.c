@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * CoDel on the departure schedule (include/htb_sched.h, "AQM"), in the
+ * CoDel on the departure schedule (docs/design.md, "AQM"), in the
  * userspace build of the shared code: one leaf kept backlogged by packets
  * offered faster than its rate, a simulated clock, the caller saying
  * whether each packet is ECT. tests/bpf/test_prog.c repeats the key cases

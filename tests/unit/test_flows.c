@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Sparse flows inside a class (include/htb_sched.h, "Sparse flows"), in
+ * Sparse flows inside a class (docs/design.md, "Sparse flows"), in
  * the userspace build of the shared code: one leaf at 10 Mbit/s kept
  * backlogged by a bulk flow, other flows beside it, a simulated clock, the
  * flow table as the program's LRU map would hold it (a flow's entry at

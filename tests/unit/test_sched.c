@@ -545,9 +545,9 @@ Test(sched, shaped_until_only_for_the_shapers_delay)
 
 /*
  * Why charges are applied at now and not at the departure time (the
- * reasoning in include/htb_sched.h): seed 003's tree, B backlogged at its
- * ceil, A and C offering 400 Mbit/s each, so the parent has 100 Mbit/s to
- * spare. C must borrow 300 Mbit/s. Charged at now, C's packets leave at
+ * reasoning: docs/design.md, "Where t_c lives"): seed 003's tree, B
+ * backlogged at its ceil, A and C offering 400 Mbit/s each, so the parent
+ * has 100 Mbit/s to spare. C must borrow 300 Mbit/s. Charged at now, C's packets leave at
  * once. (Charged at T they queued behind B's frontier, at the limit: 99.9
  * ms on average, measured here against the charge-at-T switch the header
  * had up to commit 88e2a6e.)
