@@ -79,7 +79,7 @@
 
 #define TBIT	(1000ull * PU_GBIT(1))
 /* 8 MB: 67 us at 1 Tbit/s. A class whose bucket holds less than a batch's
- * 20 us is not batched (include/htb_sched.h, htb_batchable), and the 1 MB
+ * 20 us is not batched (include/htb/sched.h, htb_batchable), and the 1 MB
  * these trees had (8 us) kept every class of the N-CPU table unbatched. */
 #define BURST	(8u << 20)
 

@@ -2,10 +2,10 @@
 /*
  * tc clsact egress: classify, compute the HTB departure time, stamp it.
  *
- * The algorithm is include/htb_sched.h (shared with the userspace tests);
+ * The algorithm is include/htb/sched.h (shared with the userspace tests);
  * this file provides its environment (array-map lookups, bpf_spin_lock),
  * the classifier and the glue. Maps and their keys: docs/design.md,
- * "Maps", and include/htb_types.h. Sizes are set by the loader before load
+ * "Maps", and include/htb/types.h. Sizes are set by the loader before load
  * (bpf_map__set_max_entries); the defaults here are deliberately small.
  *
  * Only helpers that Debian's 6.1 has are used: map lookups,
@@ -16,8 +16,8 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
-#include "htb_types.h"
-#include "htb_flowtag.h"
+#include "htb/types.h"
+#include "htb/flowtag.h"
 
 #define TC_ACT_OK		0
 #define TC_ACT_SHOT		2
@@ -76,7 +76,7 @@ struct {
 	__type(value, struct htb_tree_conf);
 } tree_conf SEC(".maps");
 
-/* The classifier maps, from the one list in include/htb_types.h. Keys:
+/* The classifier maps, from the one list in include/htb/types.h. Keys:
  * cls_prio a leaf's classid, cls_cgroup a cgroup v2 id, the others their
  * struct; every value is the class slot per generation. */
 #define HTB_CLS_MAP_(id, nm, ktype, mtype, mflags, bit)		\
@@ -115,7 +115,7 @@ struct {
 	__type(value, struct htb_flow);
 } flow_state SEC(".maps");
 
-/* ---- the environment of include/htb_sched.h ---- */
+/* ---- the environment of include/htb/sched.h ---- */
 
 struct htb_env {
 	__u32 gen;
@@ -187,7 +187,7 @@ const volatile __u32 bench_hash = 0;
 
 /*
  * Load-time switch: the low bits of the flow hash that carry the class
- * slot (include/htb_flowtag.h). The loader sets htb_flowtag_bits(capacity);
+ * slot (include/htb/flowtag.h). The loader sets htb_flowtag_bits(capacity);
  * the default holds every capacity, so a program loaded without it still
  * keeps classes in flows of their own.
  */
@@ -225,11 +225,11 @@ const volatile bool test_clock = false;
 /* *p = v if *p is still old (the flow's vfinish: see htb_leaf_try_unlocked) */
 #define HTB_CAS(p, old, v)	((void)__sync_val_compare_and_swap((p), (old), (v)))
 
-/* The per-class steps of htb_sched.h as global subprograms: each is
+/* The per-class steps of htb/sched.h as global subprograms: each is
  * verified once, alone (see there). */
 #define HTB_SUBPROG __attribute__((noinline))
 
-#include "htb_sched.h"
+#include "htb/sched.h"
 
 /* ---- classification ---- */
 
@@ -560,7 +560,7 @@ int htb_egress(struct __sk_buff *skb)
 		len = skb->len;
 
 	/* fq's flow for a packet without a connected socket is this hash
-	 * (include/htb_flowtag.h): the packet's own, computed once here and
+	 * (include/htb/flowtag.h): the packet's own, computed once here and
 	 * kept for fq, which would otherwise compute it itself */
 	hash = bpf_get_hash_recalc(skb);
 	if (is_link_control(skb)) {

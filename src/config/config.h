@@ -11,7 +11,7 @@
  * are indexes into the same array.
  *
  * Matches are stored as the classifier maps' own key structs
- * (include/htb_types.h), so the loader copies them into the maps as they
+ * (include/htb/types.h), so the loader copies them into the maps as they
  * are, with class_idx as the map value. No global state: several configs
  * may be loaded side by side (reload compares old and new).
  */
@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <linux/types.h>
 
-#include "htb_types.h"
+#include "htb/types.h"
 #include "common/print.h"
 
 #define CONFIG_NO_INDEX		HTB_NO_CLASS	/* no parent / no default */
@@ -57,7 +57,7 @@ struct config_aqm {
 	__u64 interval_ns;	/* default 100 ms, at most CONFIG_INTERVAL_MAX_NS */
 };
 
-/* A match kind is a classifier map: include/htb_types.h lists them, and
+/* A match kind is a classifier map: include/htb/types.h lists them, and
  * the kinds take its numbers. PRIO is never written in a config (a leaf
  * matches skb->priority == its classid by itself); the union below holds
  * each kind's key in the map's own layout. */

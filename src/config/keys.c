@@ -125,7 +125,7 @@ static bool val_choice(struct cfg_parse *ps, unsigned line, const char *key,
 
 /* aqm, target, interval, ecn, flows: the same in [device] (the default)
  * and [class]. The interval's cap is the control law's fixed point
- * (include/htb_types.h HTB_CODEL_INTERVAL_MAX); target < interval is a
+ * (include/htb/types.h HTB_CODEL_INTERVAL_MAX); target < interval is a
  * check of the resolved pair (config/resolve.c). */
 static void aqm_key(struct cfg_parse *ps, unsigned line, int k, const char *key,
 		    const char *v, struct config_aqm *a)

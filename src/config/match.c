@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `match =` rules, parsed straight into the classifier maps' key structs
- * (include/htb_types.h): prefixes, port ranges, marks, cgroups.
+ * (include/htb/types.h): prefixes, port ranges, marks, cgroups.
  */
 #include <arpa/inet.h>
 #include <errno.h>

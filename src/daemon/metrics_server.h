@@ -21,7 +21,7 @@ struct metrics_addr {
 	char text[80];			/* as given, for messages */
 };
 
-/* The daemon's metrics options (cmd_daemon.c fills them). */
+/* The daemon's metrics options (cli/cmd_daemon.c fills them). */
 struct daemon_metrics_opts {
 	bool on;
 	struct metrics_addr addr;

@@ -21,7 +21,7 @@
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
 #include "htbctl.skel.h"
-#include "htb_flowtag.h"
+#include "htb/flowtag.h"
 
 #define FILTER_HANDLE	1
 #define EGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
@@ -182,7 +182,7 @@ static int load_program(struct load_run *r)
  * htbctl's own would. fq's default orphan_mask (1023) puts the flows of
  * every packet without a connected socket (forwarded, bridged, unconnected
  * sockets) into 1024 flows whatever their class: the program's flow tag
- * (include/htb_flowtag.h) needs the whole hash.
+ * (include/htb/flowtag.h) needs the whole hash.
  */
 static void warn_foreign_root(struct load_run *r)
 {

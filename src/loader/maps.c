@@ -10,7 +10,7 @@
 
 #include "loader/maps.h"
 #include "loader/maps_fill.h"
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "loader/pins.h"
 #include "htbctl.skel.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <linux/types.h>
 #include "common/common.h"
-#include "htb_types.h"
+#include "htb/types.h"
 
 struct htbctl_bpf;
 
@@ -32,7 +32,7 @@ struct maps {
 /* The map's name: its pin under IFACE, its name in the BPF object. */
 const char *map_name(enum map_id id);
 
-/* What userspace needs to know of a classifier map (include/htb_types.h
+/* What userspace needs to know of a classifier map (include/htb/types.h
  * HTB_CLASSIFIERS). */
 struct cls_desc {
 	__u32 ksize;

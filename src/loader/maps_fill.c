@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "loader/maps_fill.h"
-#include "htb_rate.h"
+#include "htb/rate.h"
 
 __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps)
 {

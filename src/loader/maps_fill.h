@@ -13,7 +13,7 @@
 #define HTBCTL_MAPS_FILL_H
 
 #include <stdbool.h>
-#include "htb_types.h"
+#include "htb/types.h"
 
 /* One class as the config resolves it. */
 struct htb_class_params {

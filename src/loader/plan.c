@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <bpf/bpf.h>
 
+#include "loader/pins.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What every device command does before its work (docs/loader.md "Checks
- * first"): privileges and kernel features (privs.c), the device, the
- * global lock, the state of the pins (session.c).
+ * first"): privileges and kernel features (loader/privs.c), the device, the
+ * global lock, the state of the pins (loader/session.c).
  */
 #ifndef HTBCTL_LOADER_SESSION_H
 #define HTBCTL_LOADER_SESSION_H

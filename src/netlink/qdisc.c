@@ -21,7 +21,7 @@
 #include <linux/rtnetlink.h>
 #include <libmnl/libmnl.h>
 
-#include "htb_flowtag.h"
+#include "htb/flowtag.h"
 #include "netlink/nl.h"
 #include "netlink/qdisc.h"
 
@@ -727,7 +727,7 @@ void fq_params_compute(const struct fq_demand *d, struct fq_params *p)
 	p->plimit = (__u32)total;
 	/* Socketless traffic (forwarded, bridged, unconnected sockets) goes
 	 * into the flow hash & orphan_mask: the whole hash, which the program
-	 * has tagged with the class (include/htb_flowtag.h). */
+	 * has tagged with the class (include/htb/flowtag.h). */
 	p->orphan_mask = HTB_FQ_ORPHAN_MASK;
 	while (log < 16 && (1ull << log) < d->nleaves)
 		log++;

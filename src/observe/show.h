@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* `htbctl show` (show.c): a device's classes, live, in text or JSON. */
+/* `htbctl show` (observe/show.c): a device's classes, live, in text or JSON. */
 #ifndef HTBCTL_OBSERVE_SHOW_H
 #define HTBCTL_OBSERVE_SHOW_H
 

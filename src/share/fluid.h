@@ -45,7 +45,7 @@
 
 #include <linux/types.h>
 
-#include "htb_types.h"
+#include "htb/types.h"
 
 #define FLUID_NONE	0xffffffffu	/* no parent */
 #define FLUID_INF	(~0ull)		/* demand: takes all it can get (backlogged) */

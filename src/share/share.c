@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "share/share.h"
-#include "htb_rate.h"
+#include "htb/rate.h"
 
 void share_free(struct share_loop *l)
 {

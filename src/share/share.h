@@ -16,7 +16,7 @@
 #define HTBCTL_SHARE_H
 
 #include <stdbool.h>
-#include "htb_types.h"
+#include "htb/types.h"
 #include "share/fluid.h"
 
 #define SHARE_MS		1000000ull

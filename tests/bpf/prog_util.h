@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "htb_types.h"
+#include "htb/types.h"
 #include "loader/maps.h"
 #include "loader/maps_fill.h"
 #include "htbctl.skel.h"

@@ -15,7 +15,7 @@
 #include <bpf/btf.h>
 
 #include "prog_util.h"
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "share/share.h"
 
 #define T0	PU_T0
@@ -319,7 +319,7 @@ Test(prog, drop_beyond_limit)
 
 /*
  * The same random traffic through the program and through the userspace
- * build of include/htb_sched.h: identical stamps, verdicts and state,
+ * build of include/htb/sched.h: identical stamps, verdicts and state,
  * batches included (the test runs on CPU 0: the model's batches are that
  * CPU's; packets of 64 bytes at 100 Mbit/s are batched, 1500 are not).
  * Also: stamps never decrease within a leaf.

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "loader/maps_fill.h"
 
 #define US	1000ull

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "loader/maps_fill.h"
 
 #define MS	1000000ull

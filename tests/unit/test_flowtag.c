@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The flow hash the program hands fq (include/htb_flowtag.h): two classes
+/* The flow hash the program hands fq (include/htb/flowtag.h): two classes
  * never share a value, a class keeps its packets' own high bits. */
 #include <criterion/criterion.h>
-#include "htb_flowtag.h"
+#include "htb/flowtag.h"
 
 Test(flowtag, bits_hold_every_slot_and_one_value_more)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * include/htb_rate.h: the kernel's mult/shift precompute, l2t accuracy
+ * include/htb/rate.h: the kernel's mult/shift precompute, l2t accuracy
  * against the exact value (computed with 128-bit integers), overhead/mpu/
  * ATM, and packet trains reaching the configured rate.
  */
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "htb_rate.h"
+#include "htb/rate.h"
 
 typedef unsigned __int128 u128;
 
@@ -138,7 +138,7 @@ Test(ratemath, l2t_accuracy_log_sweep, .timeout = 120)
 	cr_log_info("l2t: %ld (rate, len) pairs within max(1 ns, 2^-30); "
 		    "kernel truncation misses %ld (%.2f%%)", n, kmiss,
 		    100.0 * kmiss / n);
-	/* the reason htb_l2t_ns rounds (see htb_rate.h) */
+	/* the reason htb_l2t_ns rounds (see htb/rate.h) */
 	cr_expect_gt(kmiss, 0);
 }
 

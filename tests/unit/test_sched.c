@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * include/htb_sched.h compiled for userspace (plain arrays, no locks):
+ * include/htb/sched.h compiled for userspace (plain arrays, no locks):
  * the departure-time algorithm without the kernel. The same code runs in
  * bpf/htbctl.bpf.c; tests/bpf/test_prog.c repeats the key cases there.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "loader/maps_fill.h"
 
 #define MAXC	32

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sharing loop (src/share/share.c) beside the departure-time code
- * (include/htb_sched.h) on a simulated clock: senders offer packets, the
+ * (include/htb/sched.h) on a simulated clock: senders offer packets, the
  * program's algorithm stamps them, the loop runs every 10 ms, and what
  * leaves (by stamp) is compared with the fluid ideal (src/share/fluid.h) for the
  * same offers. Each class within 2% of it. Without the loop (the lease not
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "htb_sched.h"
+#include "htb/sched.h"
 #include "loader/maps_fill.h"
 #include "share/share.h"
 

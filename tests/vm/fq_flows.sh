@@ -10,7 +10,7 @@
 # share an fq flow: A far over a tiny rate (a 98-byte frame every 39 ms),
 # B far under its rate. In one fq flow B's requests wait for A's: fq
 # holds a flow until its head's time, and a request that arrives while
-# the flow waits for A's next one waits with it (up to 39 ms). Tagged with the class (include/htb_flowtag.h),
+# the flow waits for A's next one waits with it (up to 39 ms). Tagged with the class (include/htb/flowtag.h),
 # B's flow is its own and its requests leave at once.
 
 setup_file() {

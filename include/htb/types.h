@@ -114,7 +114,7 @@ struct htb_class_state {
 	__u64 lends;
 	__u64 borrows;
 	/* Sub-nanosecond remainders of the rate/ceil/borrow charges
-	 * (htb_l2t_carry in include/htb_rate.h), below 2^shift. */
+	 * (htb_l2t_carry in include/htb/rate.h), below 2^shift. */
 	__u64 rcarry;
 	__u64 ccarry;
 	__s64 btokens;		/* borrow bucket, as of t_c (htb_class_share) */

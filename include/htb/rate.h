@@ -41,7 +41,7 @@
 #ifndef HTB_RATE_H
 #define HTB_RATE_H
 
-#include "htb_types.h"
+#include "htb/types.h"
 
 #ifndef HTB_INLINE
 #define HTB_INLINE static inline __attribute__((always_inline))

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Per-CPU batches of charges (docs/design.md, "Batches"). */
+#ifndef HTB_BATCH_H
+#define HTB_BATCH_H
+
+#include "htb/bucket.h"
+
+/* A batch's cost in units of 2^-to ns, from 2^-from (the shift when the
+ * batch began): the same cost unless a reload changed the class's rate
+ * meanwhile; then rescaled, to within 1 ns. */
+HTB_INLINE __u64 htb_batch_units(__u64 v, __u8 from, __u8 to)
+{
+	if (from == to)
+		return v;
+	if (from > to)
+		return v >> ((from - to) & 63);
+	return v << ((to - from) & 63);
+}
+
+/* A batch ready to apply to class c: costs in c's current units. */
+HTB_INLINE void htb_batch_rescale(const struct htb_class_conf *c,
+				  struct htb_class_batch *a)
+{
+	a->r = htb_batch_units(a->r, a->rshift, c->rate.shift);
+	a->c = htb_batch_units(a->c, a->cshift, c->ceil.shift);
+	a->rshift = c->rate.shift;
+	a->cshift = c->ceil.shift;
+}
+
+/* Add one packet's costs to a batch. rate: the class is at or above the
+ * sending level (pays rate tokens); lender: it is that level. The caller
+ * keeps the batch in the class's units (htb_class_commit). */
+HTB_INLINE void htb_batch_add(struct htb_class_batch *a, const struct htb_cost *k,
+			      int rate, int lender)
+{
+	if (rate) {
+		a->r += k->r;
+		a->lends += !!lender;
+	} else {
+		a->borrows++;
+		if (k->blimit)
+			a->b += k->b >> k->bshift;
+	}
+	a->c += k->c;
+	a->bytes += k->len;
+	a->packets++;
+}
+
+/*
+ * Charge one class for a packet at now (caller holds its lock): a batch
+ * of one, with the borrow cost split by the class's own carry.
+ */
+HTB_INLINE void htb_charge(const struct htb_class_conf *c,
+			   struct htb_class_state *st, __u64 now,
+			   const struct htb_cost *k, int rate, int lender,
+			   __u32 hyst)
+{
+	struct htb_class_batch a = { 0 };
+
+	htb_batch_add(&a, k, rate, lender);
+	if (k->blimit && !rate)
+		a.b = htb_carry_ns(k->b, k->bshift, &st->bcarry);
+	htb_apply(c, st, now, &a, k->blimit, k->bbuffer, hyst);
+}
+
+/* Whether a class's charges may wait in a batch: not with hysteresis on
+ * (its thresholds follow the mode, which only an apply updates), nor when
+ * a bucket holds less than a batch (its cap would then be applied a
+ * batch late, costing more than the burst). */
+HTB_INLINE int htb_batchable(const struct htb_class_conf *c, const struct htb_params *p)
+{
+	return !p->hysteresis && c->buffer >= (__s64)HTB_BATCH_NS &&
+	       c->cbuffer >= (__s64)HTB_BATCH_NS;
+}
+
+/* Whether costs of this size are due for the shared state: HTB_BATCH_NS of
+ * rate, ceil or borrow tokens (see struct htb_class_batch). */
+HTB_INLINE int htb_batch_due(const struct htb_class_conf *c, __u64 r, __u64 ce,
+			     __u64 b_ns)
+{
+	return (r >> c->rate.shift) >= HTB_BATCH_NS ||
+	       (ce >> c->ceil.shift) >= HTB_BATCH_NS || b_ns >= HTB_BATCH_NS;
+}
+
+/* A packet's costs k for class c into this CPU's batch a, when batches
+ * apply (ok: htb_batchable) or one is pending (it is applied with this
+ * packet). Returns 1 when the batch keeps waiting (nothing more to do),
+ * 0 when it is due (the caller moves it out, htb_batch_out, and applies
+ * it under the class's lock), -1 when the packet is charged by itself
+ * (no batch pending, and batches off or the packet alone due). */
+HTB_INLINE int htb_batch_take(const struct htb_class_conf *c,
+			      struct htb_class_batch *a, const struct htb_cost *k,
+			      int rate, int lender, int ok)
+{
+	if (!a || !(a->packets || (ok && !htb_batch_due(c, k->r, k->c, k->b >> k->bshift))))
+		return -1;
+	if (!a->packets) {
+		a->rshift = c->rate.shift;
+		a->cshift = c->ceil.shift;
+	} else if (a->rshift != c->rate.shift || a->cshift != c->ceil.shift) {
+		htb_batch_rescale(c, a);	/* a reload changed the rate */
+	}
+	htb_batch_add(a, k, rate, lender);
+	return ok && a->packets < HTB_BATCH_PKTS && !htb_batch_due(c, a->r, a->c, a->b);
+}
+
+/* A due batch moved out of the CPU's entry into *due; the entry starts
+ * empty, counting one more apply (maps_read_state relies on it). */
+HTB_INLINE void htb_batch_out(struct htb_class_batch *a, struct htb_class_batch *due)
+{
+	__u32 applied = a->applied + 1;
+
+	*due = *a;
+	__builtin_memset(a, 0, sizeof(*a));
+	a->applied = applied;
+}
+
+#endif /* HTB_BATCH_H */

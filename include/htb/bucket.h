@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One class's buckets as HTB keeps them (docs/design.md, "Departure
+ * times"): tokens at a time, the class's mode, when a bucket is ready,
+ * the borrow limit and a packet's costs, and applying charges.
+ */
+#ifndef HTB_BUCKET_H
+#define HTB_BUCKET_H
+
+#include "htb/env.h"
+
+/* Time since t_c, as HTB: capped at mbuffer; 0 if another CPU already
+ * moved t_c past now; "forever" for a fresh class. */
+HTB_INLINE __s64 htb_diff(__u64 t_c, __u64 now)
+{
+	__u64 d;
+
+	if (t_c == 0)
+		return (__s64)HTB_MBUFFER_NS;
+	if (now <= t_c)
+		return 0;
+	d = now - t_c;
+	return d > HTB_MBUFFER_NS ? (__s64)HTB_MBUFFER_NS : (__s64)d;
+}
+
+/* Bucket value at t_c + diff, capped at its size. */
+HTB_INLINE __s64 htb_fill(__s64 toks, __s64 diff, __s64 cap)
+{
+	toks += diff;
+	return toks > cap ? cap : toks;
+}
+
+HTB_INLINE __s64 htb_clamp_mbuffer(__s64 toks)
+{
+	if (toks <= -(__s64)HTB_MBUFFER_NS)
+		toks = 1 - (__s64)HTB_MBUFFER_NS;
+	return toks;
+}
+
+HTB_INLINE __s64 htb_lowater(const struct htb_class_conf *c, __u32 mode,
+			     __u32 hyst)
+{
+	return hyst && mode != HTB_MODE_CANT_SEND ? -c->cbuffer : 0;
+}
+
+HTB_INLINE __s64 htb_hiwater(const struct htb_class_conf *c, __u32 mode,
+			     __u32 hyst)
+{
+	return hyst && mode == HTB_MODE_CAN_SEND ? -c->buffer : 0;
+}
+
+/* HTB's htb_class_mode at diff 0. */
+HTB_INLINE __u32 htb_class_mode(const struct htb_class_conf *c, __s64 toks,
+				__s64 ctoks, __u32 mode, __u32 hyst)
+{
+	if (ctoks < htb_lowater(c, mode, hyst))
+		return HTB_MODE_CANT_SEND;
+	if (toks >= htb_hiwater(c, mode, hyst))
+		return HTB_MODE_CAN_SEND;
+	return HTB_MODE_MAY_BORROW;
+}
+
+/* Earliest time a bucket holding toks at now reaches thresh. */
+HTB_INLINE __u64 htb_ready(__u64 now, __s64 toks, __s64 thresh)
+{
+	return toks >= thresh ? now : now + (__u64)(thresh - toks);
+}
+
+/* A class's borrow limit as the program sees it: the share word loaded
+ * once (see struct htb_class_share). */
+struct htb_blimit {
+	__u64 word;		/* 0: no limit */
+	__s64 bbuffer;
+};
+
+HTB_INLINE void htb_blimit_of(struct htb_env *env, const struct htb_params *p,
+			      __u32 idx, struct htb_blimit *bl)
+{
+	const struct htb_class_share *sh;
+
+	bl->word = 0;
+	bl->bbuffer = 0;
+	if (!p->share)
+		return;		/* no loop: not even the lookup */
+	sh = HTB_ENV_SHARE(env, idx);
+	if (!sh)
+		return;
+	bl->word = HTB_LOAD_ONCE(sh->borrow_l2t);
+	bl->bbuffer = HTB_LOAD_ONCE(sh->bbuffer);
+}
+
+/* A packet's costs for one class in units of 2^-shift ns, computed before
+ * taking the class's lock (htb_l2t_prod) so the locked part stays short.
+ * The borrow cost uses the class's ceil ratecfg (its overhead, mpu and
+ * linklayer) with the loop's mult and shift. */
+struct htb_cost {
+	__u64 r, c, b;
+	__u32 len;
+	__u8 bshift;
+	__u8 blimit;		/* the borrow bucket is charged */
+	__u16 pad;
+	__s64 bbuffer;
+};
+
+HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
+			    const struct htb_blimit *bl, __u32 len,
+			    struct htb_cost *k)
+{
+	struct htb_ratecfg b = c->ceil;
+
+	k->r = htb_l2t_prod(&c->rate, len);
+	k->c = htb_l2t_prod(&c->ceil, len);
+	k->len = len;
+	k->b = 0;
+	k->bshift = 0;
+	k->blimit = bl->word != 0;
+	k->bbuffer = bl->bbuffer;
+	if (k->blimit) {
+		b.mult = HTB_SHARE_MULT(bl->word);
+		b.shift = HTB_SHARE_SHIFT(bl->word);
+		k->b = htb_l2t_prod(&b, len);
+		k->bshift = b.shift;
+	}
+}
+
+/*
+ * Apply charges to one class at now (caller holds its lock): one packet's
+ * (htb_charge) or a CPU's batch of them (htb_class_commit). a->r and a->c
+ * are split with the class's carries, so a batch costs exactly what its
+ * packets one by one would; a->b is whole ns. blimit, bbuffer: the borrow
+ * limit in force (its bucket is kept full while there is none).
+ */
+HTB_INLINE void htb_apply(const struct htb_class_conf *c,
+			  struct htb_class_state *st, __u64 now,
+			  const struct htb_class_batch *a, int blimit,
+			  __s64 bbuffer, __u32 hyst)
+{
+	__s64 diff = htb_diff(st->t_c, now);
+	__s64 toks = htb_fill(st->tokens, diff, c->buffer);
+	__s64 ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	__u32 mode;
+
+	toks -= (__s64)htb_carry_ns(a->r, c->rate.shift, &st->rcarry);
+	toks = htb_clamp_mbuffer(toks);
+	ctoks -= (__s64)htb_carry_ns(a->c, c->ceil.shift, &st->ccarry);
+	ctoks = htb_clamp_mbuffer(ctoks);
+	if (blimit)
+		st->btokens = htb_clamp_mbuffer(htb_fill(st->btokens, diff, bbuffer) -
+						(__s64)a->b);
+	else	/* no limit: full whenever one is set (htb_fill caps it) */
+		st->btokens = (__s64)HTB_MBUFFER_NS;
+	st->tokens = toks;
+	st->ctokens = ctoks;
+	if (now > st->t_c)
+		st->t_c = now;
+	st->bytes += a->bytes;
+	st->packets += a->packets;
+	st->lends += a->lends;
+	st->borrows += a->borrows;
+	mode = htb_class_mode(c, toks, ctoks, st->mode, hyst);
+	if (mode != st->mode) {
+		if (mode == HTB_MODE_CANT_SEND)
+			st->overlimits++;
+		st->mode = mode;
+	}
+}
+
+#endif /* HTB_BUCKET_H */

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The departure-time algorithm: HTB's token state and charge rules turned
+ * into an EDT stamp, per packet, along the path from a leaf to the root.
+ * include/htb/ is the one place the algorithm lives, one header per
+ * concern (env.h, bucket.h, batch.h, codel.h, flows.h; this one the steps
+ * along the path); it is compiled into the BPF program (bpf/htbctl.bpf.c)
+ * and into the userspace tests and simulations (tests/unit/test_sched.c),
+ * so both run the same code.
+ *
+ * How it works and why is docs/design.md, under "Datapath": "Departure
+ * times" (buckets, where t_c lives, readiness, levels, charge, limit),
+ * "Concurrency" (steps 1, 2a and 2b below), "Batches", "AQM", "Sparse
+ * flows", and "Program size" (why the per-class steps are global
+ * subprograms). What the includer provides: htb/env.h.
+ */
+#ifndef HTB_SCHED_H
+#define HTB_SCHED_H
+
+#include "htb/env.h"
+#include "htb/bucket.h"
+#include "htb/batch.h"
+#include "htb/codel.h"
+#include "htb/flows.h"
+
+/*
+ * Per-class steps as separate functions. In BPF they are global
+ * subprograms (HTB_SUBPROG): the verifier checks each once, on its own,
+ * with unknown arguments, instead of once per path through the walk up
+ * the tree. Inlined, the walk's branches (caps, clamps, modes, levels)
+ * multiply into most of the verifier's 1,000,000-instruction limit; as
+ * subprograms the program needs a small fraction of it (the counts, and
+ * how to measure them: docs/design.md, "Program size"). In userspace
+ * they are plain static inline functions: the same code.
+ */
+#ifndef HTB_SUBPROG
+#define HTB_SUBPROG static inline
+#endif
+
+/* One class seen unlocked at now (step 1). */
+struct htb_ready {
+	__u64 c;		/* ceil bucket at its lowater */
+	__u64 r;		/* rate bucket at its hiwater */
+	__u64 b;		/* borrow bucket at 0 (now if no borrow limit) */
+	__u64 last_stamp;
+};
+
+/* What the charging steps need to know (step 2); one struct because a
+ * BPF function takes at most five arguments. */
+struct htb_job {
+	__u64 T;		/* departure time; the leaf step may raise it */
+	__u32 len;		/* bytes charged */
+	__u32 idx;		/* class */
+	__s32 below;		/* levels down to the lender: > 0 borrow, 0 lend, < 0 rate */
+	__u32 flags;		/* out of the leaf step: HTB_JOB_* */
+	__u64 own_ts;		/* max(now, the packet's valid stamp): a later T is
+				 * the shaper's doing (shaped_until) */
+	__u64 vfinish;		/* out of the leaf step: the flow's, if sparse */
+};
+
+#define HTB_JOB_SPARSE		1u	/* left ahead of the backlog */
+#define HTB_JOB_FLOW_NEW	2u	/* flows on, no state for the flow yet */
+
+HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
+			    __u32 idx, struct htb_ready *out)
+{
+	const struct htb_class_conf *c;
+	const struct htb_class_batch *a;
+	struct htb_class_state *st;
+	struct htb_blimit bl;
+	__s64 diff, toks, ctoks, btoks;
+	__u32 mode;
+
+	if (!env || !p || !out)
+		return -1;
+	c = HTB_ENV_CONF(env, idx);
+	st = HTB_ENV_STATE(env, idx);
+	if (!c || !st)
+		return -1;
+	htb_blimit_of(env, p, idx, &bl);
+	diff = htb_diff(st->t_c, p->now);
+	mode = st->mode;
+	toks = htb_fill(st->tokens, diff, c->buffer);
+	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	btoks = htb_fill(st->btokens, diff, bl.bbuffer);
+	/* what this CPU charged and has not applied yet, with the carries:
+	 * what applying it would take */
+	a = HTB_ENV_BATCH(env, idx);
+	if (a && a->packets) {
+		__u64 rc = st->rcarry, cc = st->ccarry;
+
+		toks -= (__s64)htb_carry_ns(htb_batch_units(a->r, a->rshift, c->rate.shift),
+					    c->rate.shift, &rc);
+		ctoks -= (__s64)htb_carry_ns(htb_batch_units(a->c, a->cshift, c->ceil.shift),
+					     c->ceil.shift, &cc);
+		btoks -= (__s64)a->b;
+	}
+	out->c = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
+	out->r = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
+	out->b = p->now;
+	if (bl.word && !HTB_SHARE_MULT(bl.word))
+		out->b = ~0ull;		/* the loop gives it nothing to borrow */
+	else if (bl.word)
+		out->b = htb_ready(p->now, btoks, 0);
+	out->last_stamp = st->last_stamp;
+	return 0;
+}
+
+HTB_SUBPROG int htb_class_ready(struct htb_env *env, const struct htb_params *p,
+				__u32 idx, struct htb_ready *out)
+{
+	return htb_ready_of(env, p, idx, out);
+}
+
+/* The leaf's charge under its lock: with what this CPU's batch holds for
+ * it, if anything (a leaf's batch is applied at its next locked packet,
+ * so the state's tokens and counters are never more than a batch behind). */
+HTB_INLINE void htb_leaf_charge(const struct htb_class_conf *c,
+				struct htb_class_state *st,
+				struct htb_class_batch *a, const struct htb_params *p,
+				const struct htb_cost *k, int rate, int lender)
+{
+	struct htb_class_batch due;
+
+	if (htb_batch_take(c, a, k, rate, lender, 0) < 0 || !a) {
+		htb_charge(c, st, p->now, k, rate, lender, p->hysteresis);
+		return;
+	}
+	htb_batch_out(a, &due);
+	htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
+}
+
+/* Whether the leaf's packet may skip the lock (docs/design.md, "Batches"):
+ * it lends (the leaf is within its rate), leaves at its own time (nothing
+ * of the class or its flow scheduled later), CoDel is idle (its state
+ * would not change: the delay is 0) and the class batches. Read unlocked:
+ * another CPU may change last_stamp meanwhile, which HTB_RAISE keeps
+ * monotonic. */
+HTB_INLINE int htb_leaf_unlocked(const struct htb_class_conf *c,
+				 const struct htb_class_state *st,
+				 const struct htb_params *p, const struct htb_job *j,
+				 __u64 fl_last, __u64 limit, int ok)
+{
+	return ok && j->below == 0 && j->T == j->own_ts && fl_last <= j->T &&
+	       HTB_LOAD_ONCE(st->last_stamp) <= j->T && j->T - p->now <= limit &&
+	       !HTB_LOAD_ONCE(st->codel_first_above) && !HTB_LOAD_ONCE(st->codel_dropping);
+}
+
+/* Step 2a without the lock (htb_leaf_unlocked), for a leaf that lends at
+ * the packet's own time (j->T == j->own_ts, j->below == 0): the charge
+ * into this CPU's batch. HTB_SEND when done, -1 when the packet needs the
+ * locked step. */
+HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_params *p,
+				     struct htb_job *j)
+{
+	const struct htb_class_conf *c = HTB_ENV_CONF(env, j->idx);
+	struct htb_class_state *st = HTB_ENV_STATE(env, j->idx);
+	struct htb_class_batch *a = HTB_ENV_BATCH(env, j->idx), due;
+	struct htb_flow *fl = (void *)0;
+	struct htb_blimit bl;
+	struct htb_cost k;
+	__u64 limit, fl_last = 0, end = 0, vf = 0;
+	int flows, take;
+
+	if (!c || !st || !a || !htb_batchable(c, p))
+		return -1;
+	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	flows = (c->flags & HTB_CONF_FLOWS) && HTB_ENV_HAS_FLOWS(env);
+	if (flows) {
+		fl = HTB_ENV_FLOW(env, j->idx, p->flow_hash);
+		if (fl) {
+			fl_last = HTB_LOAD_ONCE(fl->last_stamp);
+			vf = HTB_LOAD_ONCE(fl->vfinish);
+		}
+		end = htb_flow_end(fl, p->now, k.r >> c->rate.shift);
+	}
+	if (!htb_leaf_unlocked(c, st, p, j, fl_last, limit, 1))
+		return -1;
+	j->flags = fl || !flows ? 0 : HTB_JOB_FLOW_NEW;
+	take = htb_batch_take(c, a, &k, 1, 1, 1);
+	/* The flow's entry without the leaf's lock: another CPU's packet of
+	 * the same flow may be queued under it meanwhile (vfinish BULK, a
+	 * later last_stamp). So vfinish changes only if it is still what this
+	 * packet's decision saw, and last_stamp is only raised: a queued
+	 * packet's state is never overwritten. */
+	j->vfinish = end;
+	if (fl) {
+		HTB_CAS(&fl->vfinish, vf, end);
+		HTB_RAISE(&fl->last_stamp, j->T);
+	}
+	/* a stamp not ahead of now orders nothing (any later packet's floor
+	 * is its own now): not written, so CPUs sending to one leaf within
+	 * its rate share no written line */
+	if (j->T > p->now)
+		HTB_RAISE(&st->last_stamp, j->T);
+	if (take > 0)
+		return HTB_SEND;
+	if (take == 0)
+		htb_batch_out(a, &due);
+	HTB_LOCK(st);
+	if (take == 0)
+		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
+	else	/* due by itself */
+		htb_charge(c, st, p->now, &k, 1, 1, p->hysteresis);
+	HTB_UNLOCK(st);
+	return HTB_SEND;
+}
+
+/* Steps 1 and 2a for the leaf in one call, the common case: its snapshot
+ * into *r, and when it lends at the packet's own time the unlocked charge
+ * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
+ * HTB_UNSHAPED for a broken leaf). */
+HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
+			       struct htb_job *j, struct htb_ready *r)
+{
+	if (!env || !p || !j || !r)
+		return HTB_UNSHAPED;
+	if (htb_ready_of(env, p, j->idx, r))
+		return HTB_UNSHAPED;
+	if (HTB_MAX(r->c, r->r) > j->own_ts || r->last_stamp > j->own_ts)
+		return -1;
+	j->T = j->own_ts;
+	j->below = 0;
+	return htb_leaf_try_unlocked(env, p, j);
+}
+
+/* Step 2a, the leaf under its lock: final T against last_stamp, the
+ * limit, CoDel, the charge with the leaf's pending batch. Returns an enum
+ * htb_verdict. */
+HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
+				struct htb_job *j)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+	struct htb_class_batch *a;
+	struct htb_flow *fl = (void *)0;
+	struct htb_blimit bl;
+	struct htb_cost k;
+	__u64 limit, T, lane = 0, end = 0, fl_last = 0;
+	int sig, flows;
+
+	if (!env || !p || !j)
+		return HTB_UNSHAPED;
+	c = HTB_ENV_CONF(env, j->idx);
+	st = HTB_ENV_STATE(env, j->idx);
+	if (!c || !st)
+		return HTB_UNSHAPED;
+	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	T = j->T;
+	j->flags = 0;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	a = HTB_ENV_BATCH(env, j->idx);
+	flows = (c->flags & HTB_CONF_FLOWS) && HTB_ENV_HAS_FLOWS(env);
+	if (flows) {
+		fl = HTB_ENV_FLOW(env, j->idx, p->flow_hash);
+		if (!fl)
+			j->flags |= HTB_JOB_FLOW_NEW;
+		else
+			fl_last = fl->last_stamp;
+		lane = (k.r >> c->rate.shift) << HTB_SPARSE_SHIFT;
+		end = htb_flow_end(fl, p->now, lane >> HTB_SPARSE_SHIFT);
+	}
+	HTB_LOCK(st);
+	if (flows) {
+		__u64 Ts;
+
+		Ts = htb_sparse_T(c, st, p->now, end, lane, HTB_MAX(fl_last, j->own_ts));
+		if (fl_last > T)
+			T = fl_last;
+		if (st->last_stamp > T)
+			T = st->last_stamp;
+		/* the lane if that is sooner than the backlog */
+		if (Ts < T) {
+			T = Ts;
+			st->sparse_next = htb_lane_next(st, p->now, lane);
+			st->sparse_packets++;
+			j->vfinish = htb_flow_update(fl, T, end, 0);
+			htb_leaf_charge(c, st, a, p, &k, j->below <= 0, j->below == 0);
+			HTB_UNLOCK(st);
+			j->flags |= HTB_JOB_SPARSE;
+			j->T = T;
+			return HTB_SEND;
+		}
+	}
+	if (st->last_stamp > T)
+		T = st->last_stamp;
+	if (T - p->now > limit) {
+		st->drops++;
+		HTB_UNLOCK(st);
+		j->T = T;
+		return HTB_DROP;
+	}
+	sig = htb_codel(c, st, p->now, T - j->own_ts);
+	if (sig && !(p->ect && (c->flags & HTB_CONF_ECN))) {
+		st->aqm_drops++;
+		HTB_UNLOCK(st);
+		j->T = T;
+		return HTB_DROP;
+	}
+	if (sig)
+		st->ecn_marks++;
+	if (flows)	/* queued unless it leaves at its own time */
+		j->vfinish = htb_flow_update(fl, T, end, T > j->own_ts);
+	HTB_RAISE(&st->last_stamp, T);
+	if (T > j->own_ts)
+		st->shaped_until = T;
+	htb_leaf_charge(c, st, a, p, &k, j->below <= 0, j->below == 0);
+	HTB_UNLOCK(st);
+	j->T = T;
+	return sig ? HTB_SEND_CE : HTB_SEND;
+}
+
+/* Step 2b, one ancestor (htb_path_commit): into this CPU's batch, which goes to the shared
+ * state under the class's lock when it is due (docs/design.md, "Batches");
+ * at once when there are no batches or the packet alone is due. */
+HTB_INLINE int htb_class_commit(struct htb_env *env, const struct htb_params *p,
+				 const struct htb_job *j)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_state *st;
+	struct htb_class_batch *a, due;
+	struct htb_blimit bl;
+	struct htb_cost k;
+	int rate = j->below <= 0, lender = j->below == 0, take;
+
+	if (!env || !p || !j)
+		return -1;
+	c = HTB_ENV_CONF(env, j->idx);
+	if (!c)
+		return -1;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	a = HTB_ENV_BATCH(env, j->idx);
+	take = htb_batch_take(c, a, &k, rate, lender, a && htb_batchable(c, p));
+	if (take > 0)
+		return 0;	/* the shared state not even looked up */
+	st = HTB_ENV_STATE(env, j->idx);
+	if (!st)
+		return -1;
+	if (take == 0 && a) {
+		htb_batch_out(a, &due);
+		HTB_LOCK(st);
+		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
+		HTB_UNLOCK(st);
+		return 0;
+	}
+	HTB_LOCK(st);
+	htb_charge(c, st, p->now, &k, rate, lender, p->hysteresis);
+	HTB_UNLOCK(st);
+	return 0;
+}
+
+/* Step 2b for every ancestor of the leaf jl->idx (jl->below: the leaf's
+ * level), in one subprogram: a call per packet, not per class (depth 8:
+ * 302 -> 254 ns per packet, bench/bench_prog.c). */
+HTB_SUBPROG int htb_path_commit(struct htb_env *env, const struct htb_params *p,
+				const struct htb_job *jl, __u32 depth)
+{
+	const struct htb_class_conf *leaf;
+	struct htb_job j;
+	__u32 k;
+
+	if (!env || !p || !jl)
+		return -1;
+	leaf = HTB_ENV_CONF(env, jl->idx);
+	if (!leaf)
+		return -1;
+	j = *jl;
+	for (k = 1; k < HTB_MAX_DEPTH; k++) {
+		if (k >= depth)
+			break;
+		j.idx = leaf->path[k];
+		j.below--;
+		if (htb_class_commit(env, p, &j))
+			return -1;	/* a broken path ends here */
+	}
+	return 0;
+}
+
+/*
+ * Schedule one packet of len bytes (wire length) for the leaf whose conf
+ * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
+ * enum htb_verdict. Charges the path on HTB_SEND and HTB_SEND_CE only.
+ */
+HTB_INLINE int htb_schedule(struct htb_env *env,
+			    const struct htb_class_conf *leaf,
+			    const struct htb_params *p, __u32 len,
+			    __u64 in_ts, struct htb_decision *d)
+{
+	__u64 now = p->now, floor = now, best = ~0ull, cmax = 0, bmax = 0, Tk;
+	__u32 depth = leaf->depth, level = 0, k;
+	struct htb_ready r;
+	struct htb_job j;
+	int found = 0, verdict;
+
+	__builtin_memset(&r, 0, sizeof(r));
+	__builtin_memset(&j, 0, sizeof(j));
+	d->stale = 0;
+	d->level = 0;
+	d->tstamp = 0;
+	d->sparse = 0;
+	d->flow_new = 0;
+	d->vfinish = 0;
+	if (in_ts > now) {
+		if (in_ts - now <= p->horizon_ns)
+			floor = in_ts;
+		else
+			d->stale = 1;
+	}
+	j.own_ts = floor;
+	if (depth > HTB_MAX_DEPTH)
+		depth = HTB_MAX_DEPTH;
+	if (depth == 0)
+		return HTB_UNSHAPED;
+
+	/* 0. The leaf lending at the packet's own time: done in one call. */
+	j.len = len;
+	j.idx = leaf->path[0];
+	verdict = htb_leaf_first(env, p, &j, &r);
+	if (verdict == HTB_UNSHAPED)
+		return HTB_UNSHAPED;
+	if (verdict == HTB_SEND) {
+		d->tstamp = j.T;
+		d->flow_new = !!(j.flags & HTB_JOB_FLOW_NEW);
+		d->vfinish = j.vfinish;
+		goto ancestors;
+	}
+
+	/* 1. Decide T and the level from an unlocked snapshot (the leaf's is
+	 * in r already). */
+	for (k = 0; k < HTB_MAX_DEPTH; k++) {
+		if (k >= depth)
+			break;
+		if (k > 0 && htb_class_ready(env, p, leaf->path[k], &r)) {
+			depth = k;	/* a broken path ends here */
+			break;
+		}
+		if (k == 0 && r.last_stamp > floor)
+			floor = r.last_stamp;
+		cmax = HTB_MAX(cmax, r.c);
+		Tk = HTB_MAX(cmax, bmax);
+		Tk = HTB_MAX(Tk, r.r);
+		if (Tk <= floor) {
+			level = k;
+			found = 1;
+			break;
+		}
+		if (Tk < best) {
+			best = Tk;
+			level = k;
+		}
+		bmax = HTB_MAX(bmax, r.b);
+	}
+
+	/* 2. Charge, leaf first, one lock at a time. */
+	j.T = found ? floor : HTB_MAX(floor, best);
+	j.len = len;
+	j.idx = leaf->path[0];
+	j.below = (__s32)level;
+	verdict = htb_leaf_commit(env, p, &j);
+	d->tstamp = j.T;
+	d->level = level;
+	d->sparse = !!(j.flags & HTB_JOB_SPARSE);
+	d->flow_new = !!(j.flags & HTB_JOB_FLOW_NEW);
+	d->vfinish = j.vfinish;
+	if (verdict != HTB_SEND && verdict != HTB_SEND_CE)
+		return verdict;
+ancestors:
+	if (depth > 1)
+		htb_path_commit(env, p, &j, depth);
+	return verdict;
+}
+
+#endif /* HTB_SCHED_H */
