@@ -34,14 +34,14 @@ HTB_INLINE void htb_batch_add(struct htb_class_batch *a, const struct htb_cost *
 			      int rate, int lender)
 {
 	if (rate) {
-		a->r += k->r;
+		a->r += k->rate_cost;
 		a->lends += !!lender;
 	} else {
 		a->borrows++;
 		if (k->blimit)
-			a->b += k->b >> k->bshift;
+			a->b += k->borrow_cost >> k->bshift;
 	}
-	a->c += k->c;
+	a->c += k->ceil_cost;
 	a->bytes += k->len;
 	a->packets++;
 }
@@ -59,7 +59,7 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 
 	htb_batch_add(&a, k, rate, lender);
 	if (k->blimit && !rate)
-		a.b = htb_carry_ns(k->b, k->bshift, &st->bcarry);
+		a.b = htb_carry_ns(k->borrow_cost, k->bshift, &st->bcarry);
 	htb_apply(c, st, now, &a, k->blimit, k->bbuffer, hyst);
 }
 
@@ -92,7 +92,7 @@ HTB_INLINE int htb_batch_take(const struct htb_class_conf *c,
 			      struct htb_class_batch *a, const struct htb_cost *k,
 			      int rate, int lender, int ok)
 {
-	if (!a || !(a->packets || (ok && !htb_batch_due(c, k->r, k->c, k->b >> k->bshift))))
+	if (!a || !(a->packets || (ok && !htb_batch_due(c, k->rate_cost, k->ceil_cost, k->borrow_cost >> k->bshift))))
 		return -1;
 	if (!a->packets) {
 		a->rshift = c->rate.shift;

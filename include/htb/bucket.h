@@ -94,7 +94,9 @@ HTB_INLINE void htb_blimit_of(struct htb_env *env, const struct htb_params *p,
  * The borrow cost uses the class's ceil ratecfg (its overhead, mpu and
  * linklayer) with the loop's mult and shift. */
 struct htb_cost {
-	__u64 r, c, b;
+	__u64 rate_cost;	/* 2^-rate.shift ns (htb_l2t_prod) */
+	__u64 ceil_cost;	/* 2^-ceil.shift ns */
+	__u64 borrow_cost;	/* 2^-bshift ns; 0 without a borrow limit */
 	__u32 len;
 	__u8 bshift;
 	__u8 blimit;		/* the borrow bucket is charged */
@@ -108,17 +110,17 @@ HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
 {
 	struct htb_ratecfg b = c->ceil;
 
-	k->r = htb_l2t_prod(&c->rate, len);
-	k->c = htb_l2t_prod(&c->ceil, len);
+	k->rate_cost = htb_l2t_prod(&c->rate, len);
+	k->ceil_cost = htb_l2t_prod(&c->ceil, len);
 	k->len = len;
-	k->b = 0;
+	k->borrow_cost = 0;
 	k->bshift = 0;
 	k->blimit = bl->word != 0;
 	k->bbuffer = bl->bbuffer;
 	if (k->blimit) {
 		b.mult = HTB_SHARE_MULT(bl->word);
 		b.shift = HTB_SHARE_SHIFT(bl->word);
-		k->b = htb_l2t_prod(&b, len);
+		k->borrow_cost = htb_l2t_prod(&b, len);
 		k->bshift = b.shift;
 	}
 }

@@ -39,9 +39,9 @@
 
 /* One class seen unlocked at now (step 1). */
 struct htb_ready {
-	__u64 c;		/* ceil bucket at its lowater */
-	__u64 r;		/* rate bucket at its hiwater */
-	__u64 b;		/* borrow bucket at 0 (now if no borrow limit) */
+	__u64 ceil_at;		/* when the ceil bucket is at its lowater */
+	__u64 rate_at;		/* when the rate bucket is at its hiwater */
+	__u64 borrow_at;	/* when the borrow bucket is at 0 (now if no borrow limit) */
 	__u64 last_stamp;
 };
 
@@ -95,13 +95,13 @@ HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
 					     c->ceil.shift, &cc);
 		btoks -= (__s64)a->b;
 	}
-	out->c = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
-	out->r = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
-	out->b = p->now;
+	out->ceil_at = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
+	out->rate_at = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
+	out->borrow_at = p->now;
 	if (bl.word && !HTB_SHARE_MULT(bl.word))
-		out->b = ~0ull;		/* the loop gives it nothing to borrow */
+		out->borrow_at = ~0ull;		/* the loop gives it nothing to borrow */
 	else if (bl.word)
-		out->b = htb_ready(p->now, btoks, 0);
+		out->borrow_at = htb_ready(p->now, btoks, 0);
 	out->last_stamp = st->last_stamp;
 	return 0;
 }
@@ -174,7 +174,7 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 			fl_last = HTB_LOAD_ONCE(fl->last_stamp);
 			vf = HTB_LOAD_ONCE(fl->vfinish);
 		}
-		end = htb_flow_end(fl, p->now, k.r >> c->rate.shift);
+		end = htb_flow_end(fl, p->now, k.rate_cost >> c->rate.shift);
 	}
 	if (!htb_leaf_unlocked(c, st, p, j, fl_last, limit, 1))
 		return -1;
@@ -219,7 +219,7 @@ HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 		return HTB_UNSHAPED;
 	if (htb_ready_of(env, p, j->idx, r))
 		return HTB_UNSHAPED;
-	if (HTB_MAX(r->c, r->r) > j->own_ts || r->last_stamp > j->own_ts)
+	if (HTB_MAX(r->ceil_at, r->rate_at) > j->own_ts || r->last_stamp > j->own_ts)
 		return -1;
 	j->T = j->own_ts;
 	j->below = 0;
@@ -260,7 +260,7 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 			j->flags |= HTB_JOB_FLOW_NEW;
 		else
 			fl_last = fl->last_stamp;
-		lane = (k.r >> c->rate.shift) << HTB_SPARSE_SHIFT;
+		lane = (k.rate_cost >> c->rate.shift) << HTB_SPARSE_SHIFT;
 		end = htb_flow_end(fl, p->now, lane >> HTB_SPARSE_SHIFT);
 	}
 	HTB_LOCK(st);
@@ -440,9 +440,9 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		}
 		if (k == 0 && r.last_stamp > floor)
 			floor = r.last_stamp;
-		cmax = HTB_MAX(cmax, r.c);
+		cmax = HTB_MAX(cmax, r.ceil_at);
 		Tk = HTB_MAX(cmax, bmax);
-		Tk = HTB_MAX(Tk, r.r);
+		Tk = HTB_MAX(Tk, r.rate_at);
 		if (Tk <= floor) {
 			level = k;
 			found = 1;
@@ -452,7 +452,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 			best = Tk;
 			level = k;
 		}
-		bmax = HTB_MAX(bmax, r.b);
+		bmax = HTB_MAX(bmax, r.borrow_at);
 	}
 
 	/* 2. Charge, leaf first, one lock at a time. */
