@@ -83,8 +83,7 @@ fi
 # shaped), unload. A daemon that was gone before the SIGTERM, or that does
 # not exit 0 within DAEMON_WAIT seconds, is a FAIL line on stdout.
 # The bound: in the VM a load takes 2-4.5 s (it verifies the program; the
-# daemon's sharing runs 1-5 s after its start) and a show 0.7 s, more on a
-# busy host.
+# daemon's sharing runs 1-5 s after its start), more on a busy host.
 DAEMON_WAIT=${DAEMON_WAIT:-15}
 DAEMON_DIR=$(mktemp -d)
 declare -A DAEMON_PID=() DAEMON_RUN=()
