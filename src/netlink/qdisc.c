@@ -832,10 +832,11 @@ static int filters_cb(const struct nlmsghdr *nlh, void *data)
 	return 0;
 }
 
-int tc_filters(int ifindex, __u32 parent, struct tc_filter *f, int max,
-	       struct nlerr *e)
+/* One dump of the filters at ifindex/parent, each message to cb: 0, or
+ * the error. */
+static int dump_filters(int ifindex, __u32 parent, nl_msg_cb cb, void *acc,
+			struct nlerr *e)
 {
-	struct filters_acc a = { .f = f, .max = max };
 	struct nlmsghdr *nlh;
 	struct nl nl;
 	int rc;
@@ -843,8 +844,17 @@ int tc_filters(int ifindex, __u32 parent, struct tc_filter *f, int max,
 	if (nl_open(&nl, e))
 		return -1;
 	nlh = tc_msg(nl.buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parent, 0);
-	rc = nl_talk(&nl, nlh, filters_cb, &a, e, "listing filters");
+	rc = nl_talk(&nl, nlh, cb, acc, e, "listing filters");
 	nl_close(&nl);
+	return rc;
+}
+
+int tc_filters(int ifindex, __u32 parent, struct tc_filter *f, int max,
+	       struct nlerr *e)
+{
+	struct filters_acc a = { .f = f, .max = max };
+	int rc = dump_filters(ifindex, parent, filters_cb, &a, e);
+
 	return rc ? rc : a.n;
 }
 
@@ -875,14 +885,7 @@ int tc_filter_prefs(int ifindex, __u32 parent, __u32 *prefs, int max,
 		    struct nlerr *e)
 {
 	struct prefs_acc a = { .prefs = prefs, .max = max };
-	struct nlmsghdr *nlh;
-	struct nl nl;
-	int rc;
+	int rc = dump_filters(ifindex, parent, prefs_cb, &a, e);
 
-	if (nl_open(&nl, e))
-		return -1;
-	nlh = tc_msg(nl.buf, RTM_GETTFILTER, NLM_F_DUMP, ifindex, parent, 0);
-	rc = nl_talk(&nl, nlh, prefs_cb, &a, e, "listing filters");
-	nl_close(&nl);
 	return rc ? rc : a.n;
 }
