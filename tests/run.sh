@@ -147,18 +147,24 @@ if [ ${#host[@]} -gt 0 ] && [ ${#guest[@]} -gt 0 ] && [ "${RUN_SERIAL:-0}" != 1 
 	grc=${PIPESTATUS[0]}
 	wait "$hpid"
 	hrc=$?
-	sed '/^=== summary$/,$d' "$hostlog"
-	echo "=== summary"
+	sed '/^=== \(failures\|summary\)$/,$d' "$hostlog"
 	# a run that ended without its closing line, or failed without a
 	# failed case, counts as one failure
-	{ for f in "$hostlog" "$hostlog.guest"; do sed -n '/^=== summary$/,$p' "$f"; done | grep -v '^=== summary$'
-	  for r in "$hrc:$hostlog:${host[*]}" "$grc:$hostlog.guest:${guest[*]}"; do
+	extra=$(for r in "$hrc:$hostlog:${host[*]}" "$grc:$hostlog.guest:${guest[*]}"; do
 		IFS=: read -r c f t <<<"$r"
 		tail -1 "$f" | grep -qE '^[0-9]+ passed, 0 failed' && [ "$c" != 0 ] &&
-			echo "FAIL tiers $t: exited $c without a failed case" && echo "0 passed, 1 failed, 0 skipped"
+			echo "FAIL tiers $t: exited $c without a failed case"
 		tail -1 "$f" | grep -qE '^[0-9]+ passed, [0-9]+ failed' ||
-			{ echo "FAIL tiers $t: no summary (exit $c)"; echo "0 passed, 1 failed, 0 skipped"; }
-	  done; } |
+			echo "FAIL tiers $t: no summary (exit $c)"
+	done)
+	# both runs' failures again, together, where CI's tail shows them
+	fails=$( { for f in "$hostlog.guest" "$hostlog"; do
+			sed -n '/^=== failures$/,/^=== summary$/p' "$f" | grep '^FAIL '
+		done; [ -z "$extra" ] || echo "$extra"; } )
+	[ -z "$fails" ] || printf '=== failures\n%s\n' "$fails"
+	echo "=== summary"
+	{ for f in "$hostlog" "$hostlog.guest"; do sed -n '/^=== summary$/,$p' "$f"; done | grep -v '^=== summary$'
+	  [ -z "$extra" ] || { echo "$extra"; sed 's/.*/0 passed, 1 failed, 0 skipped/' <<<"$extra"; }; } |
 		awk '/^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p += $1; f += $3; s += $5; next }
 		     { print } END { printf "%d passed, %d failed, %d skipped\n", p, f, s; exit f > 0 }'
 	rc=$?
@@ -168,6 +174,15 @@ fi
 
 total_pass=0 total_fail=0 total_skip=0
 summary=()
+# Every FAIL line of the run, printed again just before the summary: CI
+# keeps only the log's head and tail, and a failed tier's reason was in
+# the middle (CI of stop 30: "kernel2 0 passed, 1 failed" and no why).
+fail_log=$(mktemp)
+trap 'rm -f "$fail_log"' EXIT
+failed() {	# line: prints it and keeps it for the closing list
+	echo "$1"
+	echo "$1" >> "$fail_log"
+}
 
 run_criterion() {	# binary -> adds to tier counters
 	local bin=$1 log
@@ -178,7 +193,7 @@ run_criterion() {	# binary -> adds to tier counters
 	local line passing failing crashing
 	line=$(grep 'Synthesis' "$log" | tail -1 | sed 's/\x1b\[[0-9;]*m//g')
 	if [ -z "$line" ]; then
-		echo "FAIL $(basename "$bin"): no Criterion summary (rc=$rc)" >&2
+		failed "FAIL $(basename "$bin"): no Criterion summary (rc=$rc)" >&2
 		sed 's/^/    /' "$log" | tail -20 >&2
 		t_fail=$((t_fail + 1))
 	else
@@ -187,6 +202,8 @@ run_criterion() {	# binary -> adds to tier counters
 		crashing=$(sed -n 's/.*Crashing: *\([0-9]*\).*/\1/p' <<<"$line")
 		t_pass=$((t_pass + passing))
 		t_fail=$((t_fail + failing + crashing))
+		[ $((failing + crashing)) = 0 ] ||
+			grep -E '\[FAIL\]' "$log" | sed 's/\x1b\[[0-9;]*m//g; s/^/FAIL criterion /' >> "$fail_log"
 		[ "$rc" = 0 ] || [ $((failing + crashing)) -gt 0 ] || t_fail=$((t_fail + 1))
 	fi
 	rm -f "$log"
@@ -207,17 +224,18 @@ count_run() {		# log exit_status what [quiet] -> prints the log, counts its line
 	[ -n "${4:-}" ] || cat "$log"
 	local p f s
 	p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log"); s=$(grep -c '^SKIP ' "$log")
+	grep '^FAIL ' "$log" >> "$fail_log"
 	t_pass=$((t_pass + p)); t_fail=$((t_fail + f)); t_skip=$((t_skip + s))
 	if [ "${CI:-}" = true ] && [ "$s" -gt 0 ]; then
-		echo "FAIL $what: $s case(s) skipped, and CI must not depend on a skip"
+		failed "FAIL $what: $s case(s) skipped, and CI must not depend on a skip"
 		t_fail=$((t_fail + 1))
 	fi
 	if [ "$rc" != 0 ] && [ "$f" = 0 ]; then
-		echo "FAIL $what: exited $rc without reporting a failed case"
+		failed "FAIL $what: exited $rc without reporting a failed case"
 		t_fail=$((t_fail + 1))
 	fi
 	if [ $((p + f + s)) = 0 ] && [ "$rc" = 0 ]; then
-		echo "FAIL $what: reported no cases"
+		failed "FAIL $what: reported no cases"
 		t_fail=$((t_fail + 1))
 	fi
 }
@@ -242,7 +260,7 @@ run_vm_files() {	# results_dir "FILE [CASE...]"...
 		if read -r rc secs < "$results/batch/$name.rc" 2>/dev/null; then
 			count_run "$results/batch/$name.log" "$rc" "$run" quiet
 		else
-			echo "FAIL $run: did not run (the VM ended with status $vrc before it)"
+			failed "FAIL $run: did not run (the VM ended with status $vrc before it)"
 			t_fail=$((t_fail + 1))
 		fi
 	done
@@ -264,7 +282,7 @@ measure_capacity() {
 	out=$(VM_TIMEOUT=300 scripts/vm.sh run "bash tests/lib/capacity.sh" 2>&1)
 	cap=$(sed -n 's/^capacity \([0-9]\+\) \([0-9]\+\)$/\1 \2/p' <<<"$out" | tail -1)
 	if [ -z "$cap" ] || [ "${cap%% *}" = 0 ]; then
-		echo "FAIL tier $tier: could not measure the VM's capacity: $(tail -3 <<<"$out" | tr '\n' ' ')"
+		failed "FAIL tier $tier: could not measure the VM's capacity: $(tail -3 <<<"$out" | tr '\n' ' ')"
 		t_fail=$((t_fail + 1))
 		return 1
 	fi
@@ -276,7 +294,7 @@ tier_skip() {		# reason
 	echo "SKIP tier $tier: $1"
 	t_skip=$((t_skip + 1))
 	if [ "${CI:-}" = true ]; then
-		echo "FAIL tier $tier: CI does not accept a skipped tier"
+		failed "FAIL tier $tier: CI does not accept a skipped tier"
 		t_fail=$((t_fail + 1))
 	fi
 }
@@ -320,8 +338,11 @@ for tier in "${tiers[@]}"; do
 			tier_skip "needs root to boot the VM"
 		elif ! command -v qemu-system-x86_64 >/dev/null; then
 			tier_skip "qemu-system-x86_64 is missing (scripts/setup.sh installs it)"
-		elif ! fetched=$(scripts/vm.sh fetch 2>&1); then
-			echo "FAIL tier $tier: could not fetch or build the VM kernel (VM_KERNEL=${VM_KERNEL:-stable} scripts/vm.sh fetch): $(tail -3 <<<"$fetched" | tr '\n' ' ')"
+		elif ! fetched=$(scripts/vm.sh fetch 2>&1) &&
+			! { echo "=== fetching the VM kernel failed, once more in 10 s: $(tail -1 <<<"$fetched")"
+			    sleep 10; fetched=$(scripts/vm.sh fetch 2>&1); }; then
+			# a download is the network's, not a test: it gets a second try
+			failed "FAIL tier $tier: could not fetch or build the VM kernel (VM_KERNEL=${VM_KERNEL:-stable} scripts/vm.sh fetch): $(tail -3 <<<"$fetched" | tr '\n' ' ')"
 			t_fail=$((t_fail + 1))
 		else
 			# "vm.sh: ready: PATH (kernel KVER)"
@@ -348,7 +369,7 @@ for tier in "${tiers[@]}"; do
 		exit 2 ;;
 	esac
 	if [ $((t_pass + t_fail + t_skip)) = 0 ]; then
-		echo "FAIL tier $tier: no tests found"
+		failed "FAIL tier $tier: no tests found"
 		t_fail=1
 	fi
 	summary+=("$(printf '%-9s %5d passed, %d failed, %d skipped' "$tier" "$t_pass" "$t_fail" "$t_skip")")
@@ -357,6 +378,10 @@ for tier in "${tiers[@]}"; do
 	total_skip=$((total_skip + t_skip))
 done
 
+if [ -s "$fail_log" ]; then
+	echo "=== failures"
+	cat "$fail_log"
+fi
 echo "=== summary"
 printf '%s\n' "${summary[@]}"
 echo "$total_pass passed, $total_fail failed, $total_skip skipped"
