@@ -5,7 +5,7 @@
  * (bpf/edt_baseline.bpf.c) measured in the same process the same way.
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
- *              [--only depth|path|cpus]   (only that table)
+ *              [--only depth|path|steps|cpus]   (only that table)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -18,7 +18,8 @@
  *   many buckets); the lowest round mean of the kernel-reported times
  *   (which include ~2 clock reads per run, for both alike): the cache and
  *   TLB misses of large trees.
- * - The clock is the real one (runtime.test_now_ns = 0) and rates are huge
+ * - The clock is the real one, read as the loaded program reads it (the
+ *   load-time switch test_clock off) and rates are huge
  *   (1 Tbit/s), so repeated packets never queue and nothing is dropped;
  *   the incoming tstamp of a repeated run is its own previous stamp.
  * - "own": the leaf is within its rate (level 0: the snapshot reads the
@@ -91,7 +92,7 @@ struct bench {
 	int ncpus;		/* --cpus: the first N CPUs of the affinity mask */
 	int cpus[CPU_SETSIZE];	/* that mask, in order */
 	int nmask;
-	const char *only;	/* --only TABLE: depth, path or cpus */
+	const char *only;	/* --only TABLE: depth, path, steps or cpus */
 };
 
 /*
@@ -197,7 +198,7 @@ static void die_err(int err, const char *what)
  */
 static int bench_open(struct fx *f, __u32 cap, int variant)
 {
-	int err = fx_open_variant(f, cap, variant);
+	int err = fx_open_variant(f, cap, variant | PU_SHIPPED_CLOCK);
 
 	if (err)
 		return err;
@@ -468,6 +469,100 @@ static void table_aqm(const struct bench *bn, const struct baseline *b,
 	for (int i = 0; i < ND; i++)
 		for (int v = 0; v < NV; v++)
 			fx_close(&fd[i][v]);
+}
+
+/* ---- where a packet's time goes (issue 26) ---- */
+
+/* The leaf's settings of a steps column. */
+static const struct steps_conf {
+	const char *name;
+	int aqm, flows, lease;
+} steps_confs[] = {
+	{ "aqm, flows off", 0, 0, 0 }, { "codel", 1, 0, 0 },
+	{ "defaults", 1, 1, 0 }, { "defaults + lease", 1, 1, 1 },
+};
+#define NSTEPC	(int)(sizeof(steps_confs) / sizeof(steps_confs[0]))
+/* the program cut after step n (bench_stop; 0 whole), at depth 1 or 3 */
+static const struct { int stop, depth; } steps_cuts[] = {
+	{ 1, 1 }, { 2, 1 }, { 3, 1 }, { 4, 1 }, { 0, 1 }, { 0, 3 },
+};
+#define NCUT	(int)(sizeof(steps_cuts) / sizeof(steps_cuts[0]))
+
+static void steps_open(struct fx *f, const struct steps_conf *sc, int stop, int depth)
+{
+	struct htb_class_share sh = { .borrow_l2t = share_word(TBIT), .bbuffer = PU_MS };
+
+	die_err(bench_open(f, 16, PU_STOP(stop)), "load htbctl");
+	chain(f, depth, 0);
+	if (sc->aqm)
+		leaf_aqm(f, (__u32)depth - 1, sc->flows);
+	if (!sc->lease)
+		return;
+	for (__u32 i = 0; i < (__u32)depth; i++)
+		die_err(bpf_map_update_elem(f->maps.fd[M_SHARE], &i, &sh, 0) ? -errno : 0,
+			"class_share");
+	f->runtime.share_until_ns = ~0ull;
+	die_err(fx_set_runtime(f), "runtime");
+}
+
+/* One row: the step's ns in every column, cs[cut a] - cs[cut b]. */
+static void steps_row(const char *name, const struct bcase *cs, int a, int b)
+{
+	printf("%-34s", name);
+	for (int c = 0; c < NSTEPC; c++)
+		printf(" %9.1f", cs[1 + c * NCUT + a].min - (b < 0 ? 0 : cs[1 + c * NCUT + b].min));
+	printf("\n");
+}
+
+/*
+ * Where the time of a depth-3 leaf's packet within its rate goes: the
+ * program cut after each step (the load-time switch bench_stop), one
+ * variant per cut, all interleaved; a step's cost is the difference of
+ * two cuts. Columns: the leaf's AQM and flows, and the sharing loop's
+ * lease (every class's class_share read).
+ */
+static void table_steps(const struct bench *bn, const struct baseline *b,
+			const struct pkt *p)
+{
+	static struct fx fd[NSTEPC][NCUT];
+	struct bcase cs[1 + NSTEPC * NCUT];
+	int n = 0;
+
+	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
+	for (int c = 0; c < NSTEPC; c++)
+		for (int k = 0; k < NCUT; k++) {
+			steps_open(&fd[c][k], &steps_confs[c], steps_cuts[k].stop,
+				   steps_cuts[k].depth);
+			cs[n++] = (struct bcase){ .prog = fd[c][k].prog,
+				.in = { .priority = PU_CLASSID(steps_cuts[k].depth - 1) } };
+		}
+	measure(bn, cs, n, p);
+	printf("\n%-34s", "where the ns go (ns/pkt)");
+	for (int c = 0; c < NSTEPC; c++)
+		printf(" %9.9s", steps_confs[c].name);
+	printf("\n");
+	steps_row("maps, test_run's own (cut 1)", cs, 0, -1);
+	steps_row("hash, link control", cs, 1, 0);
+	steps_row("classify (prio lookup), set hash", cs, 2, 1);
+	steps_row("clock, ECT, params", cs, 3, 2);
+	steps_row("leaf (depth 1 schedule)", cs, 4, 3);
+	steps_row("two ancestors (depth 3 - 1)", cs, 5, 4);
+	steps_row("total, depth 3", cs, 5, -1);
+	printf("%-34s", "ratio to the baseline");
+	for (int c = 0; c < NSTEPC; c++)
+		printf(" %8.2fx", cs[1 + c * NCUT + 5].min / cs[0].min);
+	printf("\n(the leaf of a depth-3 chain within its rate, 1000-byte IPv4 UDP, the\n"
+	       " packet with a hash; the program cut after each step, every cut loaded\n"
+	       " alone and all interleaved; codel: CoDel, ecn; defaults: + sparse\n"
+	       " flows; lease: the sharing loop's limits read on every class.\n"
+	       " baseline %.1f ns, of this table)\n", cs[0].min);
+	for (int c = 0; c < NSTEPC; c++)
+		for (int k = 0; k < NCUT; k++) {
+			if (!steps_cuts[k].stop)
+				expect_level(&fd[c][k], (__u32)steps_cuts[k].depth - 1, 0,
+					     "where the ns go");
+			fx_close(&fd[c][k]);
+		}
 }
 
 /* ---- a packet's origin (issue 22) ---- */
@@ -871,16 +966,16 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'c': bn->ncpus = atoi(optarg); break;
 		case 'o':
 			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth") &&
-			    strcmp(optarg, "path")) {
-				fprintf(stderr, "bench: --only %s: the tables are depth, path "
-					"and cpus\n", optarg);
+			    strcmp(optarg, "path") && strcmp(optarg, "steps")) {
+				fprintf(stderr, "bench: --only %s: the tables are depth, path, "
+					"steps and cpus\n", optarg);
 				return -1;
 			}
 			bn->only = optarg;
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N] [--cpus N] [--only depth|path|cpus]\n", argv[0]);
+				"[--max-classes N] [--cpus N] [--only depth|path|steps|cpus]\n", argv[0]);
 			return -1;
 		}
 	}
@@ -931,6 +1026,8 @@ int main(int argc, char **argv)
 	}
 	if (!bn.only || !strcmp(bn.only, "path"))
 		table_path(&bn, &b);
+	if (!bn.only || !strcmp(bn.only, "steps"))
+		table_steps(&bn, &b, &p);
 	edt_baseline_bpf__destroy(b.skel);
 	if (bn.only)
 		return 0;

@@ -202,6 +202,16 @@ const volatile __u32 flowtag_bits = HTB_FLOWTAG_BITS_MAX;
  */
 const volatile bool test_clock = false;
 
+/*
+ * Load-time switch (.rodata; the loader never sets it): the program ends
+ * after step N, only for bench/bench_prog.c's table of where a packet's
+ * time goes (--only steps): 1 its maps, 2 the hash and link control, 3
+ * classification, 4 the clock and the packet's parameters. 0, the
+ * shipped value: the verifier drops every check.
+ */
+const volatile __u32 bench_stop = 0;
+#define BENCH_STOP(n)	do { if (bench_stop == (n)) return TC_ACT_OK; } while (0)
+
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
 #define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
@@ -558,6 +568,7 @@ int htb_egress(struct __sk_buff *skb)
 	len = skb->wire_len;
 	if (!len)
 		len = skb->len;
+	BENCH_STOP(1);
 
 	/* fq's flow for a packet without a connected socket is this hash
 	 * (include/htb/flowtag.h): the packet's own, computed once here and
@@ -569,6 +580,7 @@ int htb_egress(struct __sk_buff *skb)
 		bpf_set_hash(skb, htb_flowtag_unshaped(hash, flowtag_bits));
 		return TC_ACT_OK;
 	}
+	BENCH_STOP(2);
 	idx = classify(skb, tc, env.gen);
 	conf = leaf_conf(&env, idx);
 	if (!conf && idx != tc->default_idx)
@@ -576,6 +588,7 @@ int htb_egress(struct __sk_buff *skb)
 	if (!conf)
 		goto unshaped;
 	bpf_set_hash(skb, htb_flowtag(hash, conf->path[0], flowtag_bits));
+	BENCH_STOP(3);
 
 	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
@@ -585,6 +598,10 @@ int htb_egress(struct __sk_buff *skb)
 	/* a flow of the class, as fq's: a local socket's hash (sk_txhash), a
 	 * forwarded packet's own */
 	p.flow_hash = conf->flags & HTB_CONF_FLOWS ? hash : 0;
+	if (bench_stop == 4) {	/* kept: the compiler may not drop p */
+		skb->tstamp = p.now + p.ect + p.flow_hash + p.share;
+		return TC_ACT_OK;
+	}
 	verdict = htb_schedule(&env, conf, &p, len, skb->tstamp, &d);
 	if (d.stale)
 		ds->stale_tstamps++;

@@ -76,6 +76,8 @@ static inline void fx_size(struct fx *f)
 #define PU_NO_BATCH	2	/* no_batch: every charge at once */
 #define PU_HASH_SET	4	/* bench_hash 1: the packet comes with a hash */
 #define PU_HASH_NONE	8	/* bench_hash 2: without one, every run */
+#define PU_SHIPPED_CLOCK 16	/* test_clock off: the kernel's clock only, as loaded */
+#define PU_STOP(n)	((n) << 8)	/* bench_stop n: the program ends after step n */
 
 /* Open and load the program (the skeleton) with cap class slots (0:
  * PU_MAXC); variant: PU_NO_*, PU_HASH_* switches. Returns 0 or -errno. */
@@ -91,7 +93,9 @@ static inline int fx_open_variant(struct fx *f, __u32 cap, int variant)
 	f->skel->rodata->bench_no_lock = !!(variant & PU_NO_LOCK);
 	f->skel->rodata->no_batch = !!(variant & PU_NO_BATCH);
 	f->skel->rodata->bench_hash = variant & PU_HASH_SET ? 1 : variant & PU_HASH_NONE ? 2 : 0;
-	f->skel->rodata->test_clock = true;	/* runtime.test_now_ns, when set */
+	/* runtime.test_now_ns, when set; the bench measures the shipped clock */
+	f->skel->rodata->test_clock = !(variant & PU_SHIPPED_CLOCK);
+	f->skel->rodata->bench_stop = (__u32)variant >> 8;
 	fx_size(f);
 	err = htbctl_bpf__load(f->skel);
 	return err ? err : fx_loaded(f);
