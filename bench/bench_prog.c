@@ -478,8 +478,8 @@ static const struct steps_conf {
 	const char *name;
 	int aqm, flows, lease;
 } steps_confs[] = {
-	{ "aqm, flows off", 0, 0, 0 }, { "codel", 1, 0, 0 },
-	{ "defaults", 1, 1, 0 }, { "defaults + lease", 1, 1, 1 },
+	{ "aqm off", 0, 0, 0 }, { "codel", 1, 0, 0 },
+	{ "defaults", 1, 1, 0 }, { "+ lease", 1, 1, 1 },
 };
 #define NSTEPC	(int)(sizeof(steps_confs) / sizeof(steps_confs[0]))
 /* the program cut after step n (bench_stop; 0 whole), at depth 1 or 3 */
