@@ -59,7 +59,7 @@ for n in "${sizes[@]}"; do
 			--metrics 127.0.0.1:$PORT --metrics-classes $mode > "$tmp/daemon.log" 2>&1 &
 		dpid=$!
 		for _ in $(seq 100); do
-			in_snd curl -sf -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
+			in_snd curl -sf -o "$tmp/probe" "http://127.0.0.1:$PORT/metrics" && break
 			sleep 0.1
 		done
 		m=$(timed in_snd "$B" metrics dev "$SND_IF" interval 0 --metrics-classes $mode)

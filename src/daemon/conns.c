@@ -34,11 +34,15 @@ struct metrics_conn {
 	__u64 deadline;			/* daemon_now_ms */
 };
 
-static void conn_shut(struct metrics_conns *cs, struct metrics_conn *e)
+static void conn_shut(struct metrics_conns *cs, struct metrics_conn *e, bool limit)
 {
 	shutdown(e->fd, SHUT_RDWR);
 	e->shut = true;
 	cs->live--;
+	if (limit)
+		cs->shut_limit++;
+	else
+		cs->shut_deadline++;
 }
 
 /* One connection too many: the oldest one still waiting for its request
@@ -51,7 +55,7 @@ static void evict(struct metrics_conns *cs, struct metrics_conn *new)
 	for (struct metrics_conn *e = cs->head; e; e = e->next)
 		if (!e->shut && !e->serving && (!old || e->deadline < old->deadline))
 			old = e;
-	conn_shut(cs, old ? old : new);
+	conn_shut(cs, old ? old : new, true);
 }
 
 static void conn_started(struct metrics_conns *cs, struct MHD_Connection *c, void **ctx)
@@ -151,7 +155,7 @@ static void *sweeper(void *arg)
 
 		for (struct metrics_conn *e = cs->head; e; e = e->next)
 			if (!e->shut && now >= e->deadline)
-				conn_shut(cs, e);
+				conn_shut(cs, e, false);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += METRICS_SWEEP_MS * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;

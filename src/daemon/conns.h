@@ -27,6 +27,9 @@ struct metrics_conns {
 	bool init, running, stop;
 	struct metrics_conn *head;
 	unsigned int live;		/* held and not shut down */
+	/* connections shut down here, for /metrics: past their deadline,
+	 * and the oldest waiting one when one more came than the limit */
+	unsigned long long shut_deadline, shut_limit;
 };
 
 /* The sweeper's thread; 0, or -1 with errno. */

@@ -469,8 +469,10 @@ static void reattach(struct daemon *d)
 		d->next_check = daemon_now_ms() + DAEMON_LOCK_RETRY_MS;
 		lock_busy(d, "the device is loaded again");
 	} else if (rc) {
+		metrics_server_note_reattach(&d->metrics, false);
 		reattach_failed(d);
 	} else {
+		metrics_server_note_reattach(&d->metrics, true);
 		lock_had(d);
 		reattach_done(d);
 		if (bad)

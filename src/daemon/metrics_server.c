@@ -177,6 +177,10 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 	pthread_mutex_lock(&m->lock);
 	dm = m->dm;
 	pthread_mutex_unlock(&m->lock);
+	pthread_mutex_lock(&m->conns.lock);
+	dm.conns_deadline = m->conns.shut_deadline;
+	dm.conns_limit = m->conns.shut_limit;
+	pthread_mutex_unlock(&m->conns.lock);
 	o.daemon = &dm;
 	if (b) {
 		b->m_owner = m;
@@ -270,6 +274,18 @@ void metrics_server_note(struct metrics_server *m, bool ok)
 	else
 		m->dm.reloads_failed++;
 	m->dm.last_time = ts.tv_sec + ts.tv_nsec / 1e9;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_server_note_reattach(struct metrics_server *m, bool ok)
+{
+	if (!m->mhd)
+		return;
+	pthread_mutex_lock(&m->lock);
+	if (ok)
+		m->dm.reattaches_ok++;
+	else
+		m->dm.reattaches_failed++;
 	pthread_mutex_unlock(&m->lock);
 }
 

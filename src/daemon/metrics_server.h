@@ -50,6 +50,8 @@ int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
 			 const char *ifname, const struct metrics_addr *a);
 /* A reload (or the first load) ended, put in force or not. */
 void metrics_server_note(struct metrics_server *m, bool ok);
+/* A load after the attachment went (daemon.c's reattach) ended. */
+void metrics_server_note_reattach(struct metrics_server *m, bool ok);
 void metrics_server_stop(struct metrics_server *m);
 
 #endif

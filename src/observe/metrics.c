@@ -280,18 +280,36 @@ static void put_device(FILE *f, const char *dev, const struct dev_in *in)
 
 /* The daemon's reloads by result, both samples from its start (at 0), so
  * that increase() sees the first failure. */
+/* One counter of the daemon's in two samples by a label (both from its
+ * start, at 0, so that increase() sees the first of either). */
+static void put_daemon_pair(FILE *f, const char *dev, const char *name, const char *help,
+			    const char *label, const char *a, __u64 va, const char *b, __u64 vb)
+{
+	put_head(f, name, "counter", help);
+	fprintf(f, "%s{device=\"%s\",%s=\"%s\"}", name, dev, label, a);
+	put_val(f, U(va));
+	fprintf(f, "%s{device=\"%s\",%s=\"%s\"}", name, dev, label, b);
+	put_val(f, U(vb));
+}
+
+/* What only a daemon knows: its reloads and re-attaches by result, and
+ * the /metrics connections it shut down, by reason. */
 static void put_daemon_reloads(FILE *f, const char *dev, const struct metrics_daemon *dm)
 {
-	static const char name[] = "htbctl_daemon_reloads_total";
-
 	if (!dm)
 		return;
-	put_head(f, name, "counter", "Times the daemon applied its config (a changed file, "
-		 "SIGHUP), by result: ok, or failed (the tree before stayed).");
-	fprintf(f, "%s{device=\"%s\",result=\"ok\"}", name, dev);
-	put_val(f, U(dm->reloads_ok));
-	fprintf(f, "%s{device=\"%s\",result=\"failed\"}", name, dev);
-	put_val(f, U(dm->reloads_failed));
+	put_daemon_pair(f, dev, "htbctl_daemon_reloads_total",
+			"Times the daemon applied its config (a changed file, SIGHUP), by "
+			"result: ok, or failed (the tree before stayed).",
+			"result", "ok", dm->reloads_ok, "failed", dm->reloads_failed);
+	put_daemon_pair(f, dev, "htbctl_daemon_reattaches_total",
+			"Times the daemon loaded the device again after htbctl's attachment "
+			"went (removed, the device re-created), by result.",
+			"result", "ok", dm->reattaches_ok, "failed", dm->reattaches_failed);
+	put_daemon_pair(f, dev, "htbctl_metrics_connections_shut_total",
+			"/metrics connections the daemon shut down: past their deadline (5 s "
+			"to a request, 60 s to send it), or the oldest waiting one beyond 32.",
+			"reason", "deadline", dm->conns_deadline, "limit", dm->conns_limit);
 }
 
 static int put_classes(FILE *f, const char *dev, const struct snapshot *sn,

@@ -21,6 +21,8 @@ struct metrics_daemon {
 	bool last_ok;
 	double last_time;		/* its end, seconds since the epoch */
 	__u64 reloads_ok, reloads_failed;	/* since the daemon started */
+	__u64 reattaches_ok, reattaches_failed;	/* loads after the attachment went */
+	__u64 conns_deadline, conns_limit;	/* /metrics connections it shut down */
 };
 
 struct snapshot_memo;

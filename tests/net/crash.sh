@@ -72,7 +72,7 @@ calls() {
 killed() {
 	local sc=$1 n=$2
 	shift 2
-	in_snd strace -qq -o /dev/null -e trace="$sc" \
+	in_snd strace -qq -o "$tmp/strace.out" -e trace="$sc" \
 		-e inject="$sc:signal=KILL:when=$n" "$@" > "$tmp/killed.out" 2>&1
 	# The checks look at the device without the lock: nothing of the
 	# killed command may still be running when they start. (One run in
