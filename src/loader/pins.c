@@ -19,6 +19,11 @@
 
 #include "loader/pins.h"
 
+const char *meta_dir_name(__u32 dir)
+{
+	return dir == META_DIR_DOWNLOAD ? "download" : dir == META_DIR_UPLOAD ? "upload" : NULL;
+}
+
 int pin_dir(const char *ifname, char *buf, size_t len)
 {
 	int n;
