@@ -133,6 +133,8 @@ struct dirs_run {
 	char down_dev[IFNAMSIZ];	/* IFACE, or the ifb of its ingress */
 	const char *up_dev;		/* NULL: one direction */
 	const char *ingress_of;		/* IFACE when its ingress is shaped */
+	char iface[IFNAMSIZ];		/* IFACE: the name given, or the device
+					 * whose ingress the ifb named shapes */
 	int lock;			/* the global lock, -1 if the caller holds it */
 	bool root_created;
 };
@@ -163,7 +165,7 @@ static int read_config(struct dirs_run *d)
 static int choose_devices(struct dirs_run *d)
 {
 	const struct config_device *dev = &d->cfg.dev;
-	const char *iface = d->o->ifname, *cfgf = d->o->config;
+	const char *iface = d->iface, *cfgf = d->o->config;
 
 	if (dev->ingress) {
 		d->ingress_of = iface;
@@ -319,6 +321,7 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 
 	if (o->dir)
 		return loader_load_one(ctx, o);
+	snprintf(d.iface, sizeof(d.iface), "%s", o->ifname);
 	if (check_caller(&d) || read_config(&d))
 		goto out;
 	if (two_dirs(&d.cfg)) {
@@ -338,6 +341,17 @@ out:
 
 /* ---- reload ---- */
 
+/* reload dev IFB stands for the device whose ingress the ifb shapes. */
+static void set_iface(struct dirs_run *d)
+{
+	struct htbctl_meta m;
+
+	if (read_meta(d->o->ifname, &m) && m.ingress_of[0])
+		snprintf(d->iface, sizeof(d->iface), "%s", m.ingress_of);
+	else
+		snprintf(d->iface, sizeof(d->iface), "%s", d->o->ifname);
+}
+
 /* The devices the config shapes are the ones loaded for IFACE: a reload
  * changes trees, not where they are (unload and load do). */
 static int same_devices(struct dirs_run *d, const struct dev_group *g)
@@ -349,15 +363,15 @@ static int same_devices(struct dirs_run *d, const struct dev_group *g)
 		return 0;	/* not loaded: the device's reload says so */
 	if (!two_dirs(&d->cfg))
 		same = g->n == 1 && g->dir[0] == META_DIR_ONE &&
-		       !strcmp(g->dev[0], d->o->ifname);
+		       !strcmp(g->dev[0], d->iface);
 	else
 		same = !strcmp(g->dev[0], d->down_dev) && g->dir[0] == META_DIR_DOWNLOAD &&
 		       (d->up_dev ? g->n == 2 && !strcmp(g->dev[1], d->up_dev)
 				  : g->n == 1);
 	if (same)
 		return 0;
-	snprintf(want, sizeof(want), "%s%s%s", d->down_dev, d->up_dev ? " and " : "",
-		 d->up_dev ? d->up_dev : "");
+	snprintf(want, sizeof(want), "%s%s%s", two_dirs(&d->cfg) ? d->down_dev : d->iface,
+		 d->up_dev ? " and " : "", d->up_dev ? d->up_dev : "");
 	snprintf(have, sizeof(have), "%s%s%s", g->dev[0], g->n > 1 ? " and " : "",
 		 g->n > 1 ? g->dev[1] : "");
 	p_err(d->ctx, "config %s shapes %s, but %s is loaded on %s: a reload changes "
@@ -396,6 +410,7 @@ int loader_reload(const struct ctx *ctx, const struct load_opts *o)
 
 	if (o->dir)
 		return loader_reload_one(ctx, o);
+	set_iface(&d);
 	if (check_caller(&d) || read_config(&d))
 		goto out;
 	if (two_dirs(&d.cfg) && (choose_devices(&d) || split_config(&d)))

@@ -86,14 +86,12 @@ static int ifb_name_free(struct load_run *r)
 
 	if (!r->s.ifindex)
 		return STEP_DONE;
+	/* with pins, the lock's check of them says loaded, or stale */
 	pin_dir(r->o->ifname, dir, sizeof(dir));
 	if (access(dir, F_OK) == 0)
-		p_err(r->ctx, "htbctl already shapes the ingress of %s through %s (use "
-		      "'htbctl reload', or 'htbctl unload dev %s' first)", r->ingress_of,
-		      r->o->ifname, r->ingress_of);
-	else
-		p_err(r->ctx, "device %s exists and htbctl did not create it: name "
-		      "another ifb in [device] ifb = NAME, or remove it", r->o->ifname);
+		return STEP_DONE;
+	p_err(r->ctx, "device %s exists and htbctl did not create it: name "
+	      "another ifb in [device] ifb = NAME, or remove it", r->o->ifname);
 	return STEP_FAILED;
 }
 
