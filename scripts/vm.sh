@@ -63,7 +63,7 @@ VM_BACKPORTS_SERIES=${VM_BACKPORTS_SERIES:-7.2}
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
 # module that may be built in or absent (sch_mq is built in on Debian 6.1).
 base_modules=(virtio_pci 9pnet_virtio 9p)
-net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq' sch_codel sch_fq_codel sch_cake)
+net_modules=(sch_fq veth sch_ingress cls_bpf sch_htb cls_u32 '?sch_mq' sch_codel sch_fq_codel sch_cake ifb act_mirred)
 
 die() { echo "vm.sh: $*" >&2; exit 125; }
 log() { echo "vm.sh: $*" >&2; }

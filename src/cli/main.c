@@ -31,13 +31,21 @@ static const struct cmd cmds[] = {
 	  "(mq with one fq per TX queue on multi-queue devices), attaches the "
 	  "classifier to clsact egress and pins everything under "
 	  "/sys/fs/bpf/htbctl/IFACE/. --no-qdisc leaves the root qdisc alone: "
-	  "the stamps are then computed but only enforced if the operator runs fq." },
+	  "the stamps are then computed but only enforced if the operator runs fq. "
+	  "A config of two directions shapes both: its classes as written "
+	  "(download) on IFACE's egress, or with [device] direction = ingress on "
+	  "IFACE's ingress through an ifb htbctl creates (ifb-IFACE unless [device] "
+	  "ifb names it), and with the upload_* rates and mirrored matches (src <-> "
+	  "dst, sport <-> dport) on [device] upload_dev's egress; each shaped device "
+	  "has its own pins, and if the second fails the first is taken back." },
 	{ "reload", do_reload, "dev IFACE config FILE",
 	  "apply a changed FILE; unchanged classes keep their token state and counters",
 	  "FILE is validated first; a bad file changes nothing. Changed classes keep "
 	  "their tokens and take the new parameters; removed classes stop matching "
 	  "before they are removed; new ones are complete before anything "
-	  "classifies into them." },
+	  "classifies into them. A config of two directions reloads both devices, "
+	  "download first; it must shape the devices that are loaded (a change of "
+	  "devices is an unload and a load)." },
 	{ "unload", do_unload, "dev IFACE [--force]",
 	  "remove everything htbctl installed on IFACE, and only that",
 	  "Removes the filter, the pins, the clsact qdisc htbctl created and its fq, "
@@ -45,7 +53,9 @@ static const struct cmd cmds[] = {
 	  "the pins of a load that did not finish or whose filter is gone (stale "
 	  "pins), undoing what they record, even if IFACE no longer exists. While "
 	  "an htbctl daemon keeps IFACE shaped, unload is refused (the daemon would "
-	  "load it again): stop the daemon first, or add --force." },
+	  "load it again): stop the daemon first, or add --force. Loaded with two "
+	  "directions, any of the devices' names unloads both, the upload first, "
+	  "and the ifb of an ingress download goes with its redirect." },
 	{ "show", do_show, "dev IFACE [interval TIME] [class ID] [sort rate|drops|delay|borrowed] [n N]",
 	  "the class tree with its settings and live statistics",
 	  "Like tc -s class show: settings, sent bytes and packets, drops, "
@@ -53,7 +63,9 @@ static const struct cmd cmds[] = {
 	  "The rate is measured over interval (default 200ms; 0 skips it). "
 	  "class ID shows that class and its ancestors; sort lists the classes by "
 	  "current rate, drops (limit and AQM), queue delay or borrowed packets, the "
-	  "largest first, instead of as a tree; n N shows the first N." },
+	  "largest first, instead of as a tree; n N shows the first N. A config of two "
+	  "directions shows both devices, download first, each with a direction line "
+	  "(JSON: an array of the two objects, each with direction and partner)." },
 	{ "top", do_top, "dev IFACE [interval TIME] [sort rate|drops|delay|borrowed] [n N]",
 	  "a live view of the busiest classes, like top(1)",
 	  "Every interval (default 1s, 100ms to 60s) the device's totals and the classes "
@@ -62,7 +74,8 @@ static const struct cmd cmds[] = {
 	  "against the ceil, drops per second (limit and AQM) and queue delay, redrawn in "
 	  "place (one frame after another when TERM is dumb, unknown or unset), lines cut "
 	  "to the terminal's width; q quits. Without a terminal it prints one frame, its rates over one "
-	  "interval, and exits." },
+	  "interval, and exits. With two directions both devices share the screen, "
+	  "each under a header naming its direction." },
 	{ "metrics", do_metrics, "dev IFACE [interval TIME] [-o FILE] [--metrics-classes inner|all|top:N]",
 	  "the device's state as a Prometheus text exposition",
 	  "Per class: bytes, packets, drops, overlimits, lends, borrows, ECN marks, AQM "
@@ -75,7 +88,9 @@ static const struct cmd cmds[] = {
 	  "the N leaves with the highest current rate, measured over interval, default "
 	  "100ms). -o FILE writes it atomically (a temporary file renamed over FILE, "
 	  "mode 0644), as node_exporter's textfile collector wants. `htbctl daemon "
-	  "--metrics ADDR:PORT` serves the same over HTTP." },
+	  "--metrics ADDR:PORT` serves the same over HTTP. A config of two directions "
+	  "gives the series of both devices, each also labelled direction (download "
+	  "or upload)." },
 	{ "set", do_set, "dev IFACE hysteresis on|off",
 	  "flip mode hysteresis at run time, without a reload",
 	  "Takes effect on the next packet." },

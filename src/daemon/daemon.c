@@ -74,7 +74,9 @@ struct daemon {
 	enum file_state file;		/* what the last read found */
 	bool dev_gone;			/* said so */
 	bool said_stuck;		/* said that there is no tree to re-attach */
-	struct share_run share;		/* the sharing loop (daemon/share_run.c) */
+	/* the sharing loop (daemon/share_run.c), one per shaped device: a
+	 * config of two directions shapes two (docs/loader.md "Directions") */
+	struct share_run share[2];
 	const struct daemon_metrics_opts *mo;
 	struct metrics_server metrics;	/* --metrics (daemon/metrics_server.c) */
 	struct notify_watchdog wd;	/* systemd's (daemon/notify.c) */
@@ -114,15 +116,48 @@ static bool text_same(const struct text *a, const struct text *b)
 	return a->buf && b->buf && a->len == b->len && !memcmp(a->buf, b->buf, a->len);
 }
 
-/* What the pins say about IFACE right now, quietly. */
-static enum pin_state state_of(const char *ifname, int *ifindex)
+/* What the pins say about IFACE right now, quietly: about every device
+ * of its config (both directions, or the ifb of its ingress), the first
+ * that is not loaded and attached. why (if not NULL) gets its reason. */
+static enum pin_state group_state(const char *ifname, char *why, size_t len)
 {
 	struct htbctl_meta m;
+	struct dev_group g;
+	enum pin_state st = PINS_NONE;
 	bool have_meta;
-	char why[512];
+	char buf[512];
 
+	dirs_group(ifname, &g);
+	if (g.n == 0)
+		return pins_check(ifname, (int)if_nametoindex(ifname), &m, &have_meta,
+				  why ? why : buf, why ? len : sizeof(buf));
+	for (int i = 0; i < g.n; i++) {
+		st = pins_check(g.dev[i], (int)if_nametoindex(g.dev[i]), &m, &have_meta,
+				why ? why : buf, why ? len : sizeof(buf));
+		if (st != PINS_OK)
+			return st;
+	}
+	return st;
+}
+
+static enum pin_state state_of(const char *ifname, int *ifindex)
+{
 	*ifindex = (int)if_nametoindex(ifname);
-	return pins_check(ifname, *ifindex, &m, &have_meta, why, sizeof(why));
+	return group_state(ifname, NULL, 0);
+}
+
+/* The sharing loop on each shaped device of IFACE. */
+static void share_attach(struct daemon *d)
+{
+	struct dev_group g;
+
+	dirs_group(d->o->ifname, &g);
+	for (int i = 0; i < 2; i++) {
+		if (i < g.n)
+			share_run_attach(d->ctx, &d->share[i], g.dev[i]);
+		else
+			share_run_close(d->ctx, &d->share[i]);
+	}
 }
 
 /* ---- the file ---- */
@@ -194,12 +229,10 @@ static int clear_and_load_again(struct daemon *d, const char *why)
 static int put_locked(struct daemon *d)
 {
 	const struct ctx *ctx = &d->lctx;
-	struct htbctl_meta m;
 	int ifindex = (int)if_nametoindex(d->o->ifname);
-	bool have_meta;
 	char why[512];
 
-	switch (pins_check(d->o->ifname, ifindex, &m, &have_meta, why, sizeof(why))) {
+	switch (group_state(d->o->ifname, why, sizeof(why))) {
 	case PINS_OK:
 		return loader_reload(ctx, d->o) == EXIT_OK ? 0 : -1;
 	case PINS_FOREIGN:
@@ -335,7 +368,7 @@ static void apply(struct daemon *d, struct text *from)
 		text_move(&d->good, t);
 		text_free(&d->rejected);
 		d->said_stuck = false;
-		share_run_attach(d->ctx, &d->share, d->o->ifname);
+		share_attach(d);
 		return;
 	}
 	p_warn(d->ctx, "daemon: %s not applied; the tree in force stays", d->o->config);
@@ -503,7 +536,7 @@ static void check(struct daemon *d)
 	d->dev_gone = false;
 	if (state_of(ifname, &ifindex) != PINS_OK)
 		reattach(d);
-	share_run_attach(d->ctx, &d->share, ifname);
+	share_attach(d);
 }
 
 /* ---- the loop ---- */
@@ -537,8 +570,9 @@ static void wait_event(struct daemon *d)
 		until = d->w.pending * 1000000;
 	if (d->waiting.buf && d->retry_ms * 1000000 < until)
 		until = d->retry_ms * 1000000;
-	if (d->share.map_id && d->share.next_ns < until)
-		until = d->share.next_ns;
+	for (int i = 0; i < 2; i++)
+		if (d->share[i].map_id && d->share[i].next_ns < until)
+			until = d->share[i].next_ns;
 	if (d->wd.every_ms && d->wd.next_ms * 1000000 < until)
 		until = d->wd.next_ms * 1000000;
 	until = until > now ? until - now : 0;
@@ -572,8 +606,9 @@ static void serve(struct daemon *d)
 			d->next_check = now + DAEMON_CHECK_MS;
 			check(d);
 		}
-		if (d->share.map_id && htb_clock_ns() >= d->share.next_ns)
-			share_run_tick(d->ctx, &d->share);
+		for (int i = 0; i < 2; i++)
+			if (d->share[i].map_id && htb_clock_ns() >= d->share[i].next_ns)
+				share_run_tick(d->ctx, &d->share[i]);
 		notify_watchdog_tick(&d->wd);
 	}
 }
@@ -630,7 +665,8 @@ static void daemon_close(struct daemon *d)
 	}
 	if (d->w.fd >= 0)
 		watch_close(&d->w);
-	share_run_close(d->ctx, &d->share);
+	share_run_close(d->ctx, &d->share[0]);
+	share_run_close(d->ctx, &d->share[1]);
 	metrics_server_stop(&d->metrics);
 	if (d->lock >= 0)
 		close(d->lock);
@@ -678,14 +714,16 @@ int daemon_run(const struct ctx *ctx, struct load_opts *o,
 	d.lctx.tap = &d.tap;
 	rc = daemon_open(&d);
 
-	d.share.gen = ~0u;
-	d.share.period_ns = SHARE_TICK_NS;
+	for (int i = 0; i < 2; i++) {
+		d.share[i].gen = ~0u;
+		d.share[i].period_ns = SHARE_TICK_NS;
+	}
 	if (rc)
 		notify_send("STATUS=not started: refused before loading anything (the log says why)");
 	else
 		rc = start(&d);
 	if (rc == 0) {
-		share_run_attach(ctx, &d.share, o->ifname);
+		share_attach(&d);
 		notify_ready(&d, "");
 		notify_watchdog_init(&d.wd);
 		serve(&d);

@@ -21,10 +21,13 @@
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
 #include "htbctl.skel.h"
+#include "htbctl_redirect.skel.h"
 #include "htb/flowtag.h"
+#include "netlink/link.h"
 
 #define FILTER_HANDLE	1
 #define EGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+#define INGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
 #define CAPACITY_MIN	1024u
 #define CAPACITY_MAX	(2u * CONFIG_MAX_CLASSES)
 
@@ -60,6 +63,11 @@ struct load_run {
 	struct htbctl_meta m;			/* what is done so far */
 	int meta_fd;
 	bool pins;				/* the pin directory may exist */
+	/* ingress shaping: the ifb is o->ifname, made by this load */
+	const char *ingress_of;			/* NULL: o->ifname shapes its egress */
+	int in_ifindex;				/* ingress_of's */
+	char in_ingress[QDISC_KIND_LEN];	/* its clsact ("" none yet) */
+	struct htbctl_redirect_bpf *redir;
 };
 
 /* Step results: done, nothing to do here, failed (message printed). */
@@ -70,8 +78,44 @@ static const struct dev_cmd load_cmd = {
 	.lock = true, .want = WANT_UNLOADED,
 };
 
+/* The ifb's name is free: a device of that name, whoever made it, is
+ * never taken over (htbctl deletes its ifb at unload). */
+static int ifb_name_free(struct load_run *r)
+{
+	char dir[256];
+
+	if (!r->s.ifindex)
+		return STEP_DONE;
+	/* with pins, the lock's check of them says loaded, or stale */
+	pin_dir(r->o->ifname, dir, sizeof(dir));
+	if (access(dir, F_OK) == 0)
+		return STEP_DONE;
+	p_err(r->ctx, "device %s exists and htbctl did not create it: name "
+	      "another ifb in [device] ifb = NAME, or remove it", r->o->ifname);
+	return STEP_FAILED;
+}
+
+/* The ifb does not exist yet: its name and privileges are checked as a
+ * device's, and the device whose ingress it shapes must be there. */
+static int check_ifb(struct load_run *r)
+{
+	static const struct dev_cmd ifb_cmd = {
+		.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+		.lock = true, .device_may_be_gone = true, .want = WANT_UNLOADED,
+	};
+
+	if (session_check(&r->s, r->ctx, &ifb_cmd, r->o->ifname))
+		return STEP_FAILED;
+	r->in_ifindex = dev_ifindex(r->ctx, r->ingress_of);
+	if (!r->in_ifindex)
+		return STEP_FAILED;
+	return ifb_name_free(r);
+}
+
 static int check_device(struct load_run *r)
 {
+	if (r->ingress_of)
+		return check_ifb(r);
 	return session_check(&r->s, r->ctx, &load_cmd, r->o->ifname) ? STEP_FAILED : STEP_DONE;
 }
 
@@ -79,6 +123,8 @@ static int check_device(struct load_run *r)
  * file system), and other commands must not wait for it. */
 static int read_config_file(struct load_run *r)
 {
+	if (r->o->dir)
+		return STEP_SKIPPED;	/* read and parsed by loader/dirs.c */
 	return loader_config_text(r->ctx, r->o, &r->cfg_buf, &r->cfg_text, &r->cfg_len) ?
 	       STEP_FAILED : STEP_DONE;
 }
@@ -97,6 +143,30 @@ static int orphaned_filter(struct load_run *r)
 	return -1;
 }
 
+/* Ingress: the ifb gets a clsact of its own when it is made; the device
+ * whose ingress it shapes needs clsact there (an ingress qdisc is in the
+ * way, as on egress). */
+static int lock_ifb(struct load_run *r)
+{
+	struct qdisc_info root;
+	struct nlerr e = { 0 };
+
+	if (qdisc_get_root(r->in_ifindex, &root, r->in_ingress, &e)) {
+		p_err(r->ctx, "%s", e.msg);
+		return STEP_FAILED;
+	}
+	if (!strcmp(r->in_ingress, "ingress")) {
+		p_err(r->ctx, "%s has an ingress qdisc, and htbctl needs clsact in its "
+		      "place to redirect it to %s ('tc qdisc del dev %s ingress' removes it)",
+		      r->ingress_of, r->o->ifname, r->ingress_of);
+		return STEP_FAILED;
+	}
+	if (privs_check(r->ctx, "load", NEED_CLSACT |
+			(!r->o->no_qdisc && !r->test_qdisc ? NEED_FQ : 0)))
+		return STEP_FAILED;
+	return STEP_DONE;
+}
+
 /* The lock, the pins, and what the device has in the way of clsact. */
 static int lock_device(struct load_run *r)
 {
@@ -105,6 +175,8 @@ static int lock_device(struct load_run *r)
 	r->s.lock_held = r->o->lock_held;
 	if (session_lock(&r->s, &load_cmd))
 		return STEP_FAILED;
+	if (r->ingress_of)
+		return lock_ifb(r);
 	if (qdisc_get_root(r->s.ifindex, &r->root, r->ingress, &e)) {
 		p_err(r->ctx, "%s", e.msg);
 		return STEP_FAILED;
@@ -127,8 +199,18 @@ static int parse_config(struct load_run *r)
 {
 	struct nlerr e = { 0 };
 
-	if (loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg))
+	if (r->o->dir) {
+		/* parsed once for both directions (loader/dirs.c); a copy,
+		 * since the run frees its own */
+		if (config_direction(r->o->dir->cfg, CONFIG_DIR_DOWNLOAD, &r->cfg)) {
+			p_err(r->ctx, "out of memory");
+			return STEP_FAILED;
+		}
+	} else if (loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg)) {
 		return STEP_FAILED;
+	}
+	if (r->ingress_of)
+		return STEP_DONE;	/* an ifb has one TX queue (ntxq stays 1) */
 	if (link_info(r->s.ifindex, &r->ntxq, &e)) {
 		p_err(r->ctx, "%s", e.msg);
 		return STEP_FAILED;
@@ -269,6 +351,11 @@ static int save_root_qdisc(struct load_run *r)
 
 	if (r->o->no_qdisc)
 		return STEP_SKIPPED;
+	if (r->ingress_of) {
+		/* the ifb goes at unload, and its qdiscs with it */
+		r->saved.is_default = true;
+		return STEP_SKIPPED;
+	}
 	if (qdisc_tree_save(r->s.ifindex, &r->saved, &e)) {
 		p_err(r->ctx, "%s", e.msg);
 		return STEP_FAILED;
@@ -306,6 +393,15 @@ static void meta_begin(struct load_run *r)
 	m->saved_nqdiscs = r->saved.nqdiscs;
 	m->saved_nclasses = r->saved.nclasses;
 	m->saved_len = r->saved.len;
+	if (!r->o->dir)
+		return;
+	m->dir = r->o->dir->dir;
+	if (r->o->dir->partner)
+		snprintf(m->partner, sizeof(m->partner), "%s", r->o->dir->partner);
+	if (r->ingress_of) {
+		snprintf(m->ingress_of, sizeof(m->ingress_of), "%s", r->ingress_of);
+		m->ingress_ifindex = r->in_ifindex;
+	}
 }
 
 /* Records a change about to be made. */
@@ -361,6 +457,37 @@ fail:
 	return STEP_FAILED;
 }
 
+/* The ifb, recorded before it is made: a rollback or unload deletes it. */
+static int create_ifb(struct load_run *r)
+{
+	struct nlerr e = { 0 };
+	int ifindex = 0, rc;
+
+	if (!r->ingress_of)
+		return STEP_SKIPPED;
+	r->m.flags |= META_F_IFB_CREATED;
+	meta_save(r);
+	rc = link_create_ifb(r->o->ifname, &ifindex, &e);
+	if (rc == -EEXIST) {
+		/* made by someone else since the check: not ours to delete */
+		r->m.flags &= ~META_F_IFB_CREATED;
+		p_err(r->ctx, "device %s exists and htbctl did not create it: name "
+		      "another ifb in [device] ifb = NAME, or remove it", r->o->ifname);
+		return STEP_FAILED;
+	}
+	if (ifindex) {
+		r->s.ifindex = ifindex;
+		r->m.ifindex = ifindex;
+		meta_save(r);
+	}
+	if (rc) {
+		p_err(r->ctx, "%s%s", e.msg, rc == -EOPNOTSUPP || rc == -ENOENT ?
+		      " (does the kernel have ifb?)" : "");
+		return STEP_FAILED;
+	}
+	return STEP_DONE;
+}
+
 static int install_qdisc(struct load_run *r)
 {
 	struct nlerr e = { 0 };
@@ -398,12 +525,13 @@ static int create_clsact(struct load_run *r)
 	return STEP_DONE;
 }
 
-/* The lowest egress pref not in use (1 on an empty egress), or -ENOSPC. */
-static int choose_prio(int ifindex, __u32 *prio)
+/* The lowest pref not in use at parent (clsact egress or ingress; 1 when
+ * there is none), or -ENOSPC. */
+static int choose_prio(int ifindex, __u32 parent, __u32 *prio)
 {
 	__u32 prefs[256];
 	struct nlerr e = { 0 };
-	int n = tc_filter_prefs(ifindex, EGRESS_PARENT, prefs, 256, &e);
+	int n = tc_filter_prefs(ifindex, parent, prefs, 256, &e);
 
 	*prio = 1;
 	if (n < 0)
@@ -430,7 +558,7 @@ static int attach_filter(struct load_run *r)
 	struct nlerr e = { 0 };
 	int others, rc;
 
-	if (choose_prio(r->s.ifindex, &r->m.filter_prio)) {
+	if (choose_prio(r->s.ifindex, EGRESS_PARENT, &r->m.filter_prio)) {
 		p_err(r->ctx, "no free filter priority on %s egress", r->o->ifname);
 		return STEP_FAILED;
 	}
@@ -452,6 +580,92 @@ static int attach_filter(struct load_run *r)
 		return STEP_FAILED;
 	}
 	r->m.prog_id = ao.prog_id;
+	return STEP_DONE;
+}
+
+/* clsact on the device whose ingress the ifb shapes, if it has none. */
+static int create_in_clsact(struct load_run *r)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = r->in_ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	int rc;
+
+	if (*r->in_ingress)
+		return STEP_DONE;	/* there: used, and it stays */
+	r->m.flags |= META_F_IN_CLSACT_CREATED;
+	meta_save(r);
+	rc = bpf_tc_hook_create(&hook);
+	if (rc == -EEXIST) {
+		r->m.flags &= ~META_F_IN_CLSACT_CREATED;
+	} else if (rc) {
+		p_err(r->ctx, "creating clsact on %s: %s", r->ingress_of, strerror(-rc));
+		return STEP_FAILED;
+	}
+	return STEP_DONE;
+}
+
+/* The redirect program knows the ifb only once it exists, so it is
+ * loaded here, not with the shaping program: two instructions, nothing
+ * for the verifier to weigh. Pinned beside the ifb's maps. */
+static int load_redirect(struct load_run *r)
+{
+	char path[256];
+	int rc;
+
+	r->redir = htbctl_redirect_bpf__open();
+	if (!r->redir) {
+		p_err(r->ctx, "opening the redirect BPF object: %s", strerror(errno));
+		return STEP_FAILED;
+	}
+	r->redir->rodata->ifb_ifindex = (__u32)r->s.ifindex;
+	rc = htbctl_redirect_bpf__load(r->redir);
+	if (!rc) {
+		pin_path(r->o->ifname, PIN_REDIRECT, path, sizeof(path));
+		rc = bpf_program__pin(r->redir->progs.htb_redirect, path) ? -errno : 0;
+	}
+	if (rc) {
+		p_err(r->ctx, "loading the ingress redirect program: %s", strerror(-rc));
+		return STEP_FAILED;
+	}
+	return STEP_DONE;
+}
+
+/* Ingress shaping: every packet received on ingress_of goes to the ifb's
+ * egress (bpf/htbctl_redirect.bpf.c), recorded before it is attached. */
+static int redirect_ingress(struct load_run *r)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = r->in_ifindex,
+		    .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, ao, .handle = FILTER_HANDLE);
+	struct nlerr e = { 0 };
+	int others, rc;
+
+	if (!r->ingress_of)
+		return STEP_SKIPPED;
+	if (create_in_clsact(r) || load_redirect(r))
+		return STEP_FAILED;
+	if (choose_prio(r->in_ifindex, INGRESS_PARENT, &r->m.redirect_prio)) {
+		p_err(r->ctx, "no free filter priority on %s ingress", r->ingress_of);
+		return STEP_FAILED;
+	}
+	others = tc_filter_count(r->in_ifindex, INGRESS_PARENT, &e);
+	if (others > 0)
+		p_warn(r->ctx, "%s ingress already has %d filter%s; htbctl's redirect to "
+		       "%s is at pref %u (lower prefs run first)", r->ingress_of, others,
+		       others == 1 ? "" : "s", r->o->ifname, r->m.redirect_prio);
+	ao.prog_fd = bpf_program__fd(r->redir->progs.htb_redirect);
+	ao.priority = r->m.redirect_prio;
+	r->m.redirect_handle = FILTER_HANDLE;
+	r->m.flags |= META_F_REDIRECT_ATTACHED;
+	meta_save(r);
+	rc = bpf_tc_attach(&hook, &ao);
+	if (rc) {
+		r->m.flags &= ~META_F_REDIRECT_ATTACHED;
+		p_err(r->ctx, "attaching the redirect to %s ingress: %s", r->ingress_of,
+		      strerror(-rc));
+		return STEP_FAILED;
+	}
+	r->m.redirect_prog_id = ao.prog_id;
 	return STEP_DONE;
 }
 
@@ -487,24 +701,31 @@ static const struct load_step load_steps[] = {
 	{ fill_maps,		"filling the maps",		NULL,	  false },
 	{ save_root_qdisc,	NULL,				NULL,	  false },
 	{ create_meta,		NULL,				NULL,	  true },
+	{ create_ifb,		NULL,				"ifb",	  true },
 	{ pin_everything,	"saving the root, pinning",	"pins",	  true },
 	{ install_qdisc,	NULL,				"qdisc",  true },
 	{ create_clsact,	NULL,				"clsact", true },
 	{ attach_filter,	"qdisc, clsact, attach",	"attach", true },
+	{ redirect_ingress,	NULL,				"redirect", true },
 	{ mark_complete,	NULL,				NULL,	  true },
 };
 
-static void print_loaded(const struct load_run *r, double ms)
+void loader_print_loaded(const struct ctx *ctx, const char *ifname,
+			 const struct htbctl_meta *m, __u32 nclasses, double ms)
 {
-	const struct htbctl_meta *m = &r->m;
+	const char *dir = meta_dir_name(m->dir);
 	struct printer p;
 	char h[16];
 
-	printer_init(&p, r->ctx->json, stdout);
+	printer_init(&p, ctx->json, stdout);
 	print_open_object(&p, NULL);
-	print_string(&p, "dev", "%s: ", r->o->ifname);
+	print_string(&p, "dev", "%s: ", ifname);
 	print_string(&p, "action", "%s", "loaded");
-	print_u64(&p, "nclasses", " %llu classes", r->cfg.nclasses);
+	if (dir)
+		print_string(&p, "direction", " %s", dir);
+	if (m->ingress_of[0])
+		print_string(&p, "ingress_of", " (the ingress of %s)", m->ingress_of);
+	print_u64(&p, "nclasses", " %llu classes", nclasses);
 	print_u64(&p, "capacity", " (capacity %llu)", m->capacity);
 	if (m->flags & META_F_QDISC_INSTALLED) {
 		print_string(&p, "qdisc", ", %s", m->ntxq > 1 ? "mq" : m->leaf_kind);
@@ -520,10 +741,25 @@ static void print_loaded(const struct load_run *r, double ms)
 		print_text(&p, ", root qdisc left alone (--no-qdisc)");
 	}
 	print_u64(&p, "filter_pref", ", filter pref %llu", m->filter_prio);
+	if (m->flags & META_F_REDIRECT_ATTACHED)
+		print_u64(&p, "redirect_pref", ", redirect pref %llu", m->redirect_prio);
 	print_u64(&p, "elapsed_us", NULL, (__u64)(ms * 1000));
 	print_text(&p, " in %.1f ms\n", ms);
 	print_close_object(&p);
 	printer_finish(&p);
+}
+
+/* HTBCTL_TEST_FAIL: a device of two directions answers to
+ * "download-STEP" and "upload-STEP", so a test can fail either one. */
+static bool test_fail(const struct load_run *r, const char *step)
+{
+	char name[64];
+	const char *d = r->o->dir ? meta_dir_name(r->o->dir->dir) : NULL;
+
+	if (!d)
+		return loader_test_fail(r->ctx, step);
+	snprintf(name, sizeof(name), "%s-%s", d, step);
+	return loader_test_fail(r->ctx, name);
 }
 
 /* Runs the steps; a failure after the first change undoes them all. */
@@ -537,7 +773,7 @@ static int run_steps(struct load_run *r)
 		const struct load_step *st = &load_steps[i];
 		int rc = st->run(r);
 
-		if (rc == STEP_DONE && st->hook && loader_test_fail(r->ctx, st->hook))
+		if (rc == STEP_DONE && st->hook && test_fail(r, st->hook))
 			rc = STEP_FAILED;
 		if (rc == STEP_FAILED) {
 			if (st->changes)
@@ -557,7 +793,7 @@ rollback:
 }
 
 /* A leaf below a parent with room above its rate: it borrows. */
-static bool tree_borrows(const struct htb_config *cfg)
+bool loader_tree_borrows(const struct htb_config *cfg)
 {
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *c = &cfg->classes[i];
@@ -568,9 +804,10 @@ static bool tree_borrows(const struct htb_config *cfg)
 	return false;
 }
 
-int loader_load(const struct ctx *ctx, const struct load_opts *o)
+int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 {
-	struct load_run r = { .ctx = ctx, .o = o, .meta_fd = -1, .ntxq = 1 };
+	struct load_run r = { .ctx = ctx, .o = o, .meta_fd = -1, .ntxq = 1,
+			      .ingress_of = o->dir ? o->dir->ingress_of : NULL };
 	const char *test_kind = loader_test_qdisc();
 	struct timespec t0;
 	int ret = EXIT_FAIL;
@@ -580,15 +817,25 @@ int loader_load(const struct ctx *ctx, const struct load_opts *o)
 	r.leaf_kind = r.test_qdisc ? test_kind : "fq";
 	if (run_steps(&r) == 0) {
 		if (!o->quiet)
-			print_loaded(&r, ms_since(&t0));
-		if (!o->quiet && tree_borrows(&r.cfg))
+			loader_print_loaded(ctx, o->ifname, &r.m, r.cfg.nclasses,
+					    ms_since(&t0));
+		if (!o->quiet && !o->dir && loader_tree_borrows(&r.cfg))
 			p_info(ctx, "note: spare bandwidth goes by prio and quantum while "
 			       "`htbctl daemon` runs for %s; without it borrowing classes "
 			       "share it first come, first served", o->ifname);
-		if (o->no_qdisc && !ctx->json)
+		if (o->no_qdisc && !ctx->json && r.ingress_of)
+			p_warn(ctx, "%s has no fq (--no-qdisc): departure times are "
+			       "computed but not enforced", o->ifname);
+		else if (o->no_qdisc && !ctx->json)
 			warn_foreign_root(&r);
 		ret = EXIT_OK;
+		if (o->dir) {
+			if (o->dir->done)
+				*o->dir->done = r.m;
+			o->dir->nclasses = r.cfg.nclasses;
+		}
 	}
+	htbctl_redirect_bpf__destroy(r.redir);
 	if (r.meta_fd >= 0)
 		close(r.meta_fd);
 	qdisc_tree_free(&r.saved);

@@ -20,6 +20,20 @@
 
 /* ---- loader/load.c, loader/reload.c, loader/unload.c ---------------- */
 
+/* What one device's load or reload gets from a config of two directions,
+ * or of ingress shaping (loader/dirs.c, docs/loader.md "Directions"). */
+struct load_dir {
+	const struct htb_config *cfg;	/* the direction's tree (config_direction) */
+	__u32 dir;			/* META_DIR_* */
+	const char *partner;		/* the other direction's device, or NULL */
+	/* load: create the ifb o->ifname and redirect this device's
+	 * ingress to it; NULL: o->ifname is there and shapes its egress */
+	const char *ingress_of;
+	/* out: what the load recorded, for the summary of both */
+	struct htbctl_meta *done;
+	__u32 nclasses;
+};
+
 struct load_opts {
 	const char *ifname;
 	const char *config;
@@ -34,14 +48,46 @@ struct load_opts {
 	 * never stalls) and checked the pins under it: the command does not
 	 * take it again. */
 	bool lock_held;
+	/* A device of a config of two directions or of ingress shaping
+	 * (loader/dirs.c runs one command per device); NULL otherwise. */
+	struct load_dir *dir;
+	bool one;		/* unload, show: this device only, not its partner */
 };
 
 /* Capacity (class slots) fixed at load for n classes. */
 __u32 loader_capacity(__u32 nclasses);
 
+/* The commands on every device a config or a name stands for
+ * (loader/dirs.c): one, or both directions. */
 int loader_load(const struct ctx *ctx, const struct load_opts *o);
 int loader_reload(const struct ctx *ctx, const struct load_opts *o);
 int loader_unload(const struct ctx *ctx, const struct load_opts *o);
+/* The same on one device (load.c, reload.c, unload.c). */
+int loader_load_one(const struct ctx *ctx, const struct load_opts *o);
+int loader_reload_one(const struct ctx *ctx, const struct load_opts *o);
+int loader_unload_one(const struct ctx *ctx, const struct load_opts *o);
+
+/* load's summary line of one device (its -j object). */
+void loader_print_loaded(const struct ctx *ctx, const char *ifname,
+			 const struct htbctl_meta *m, __u32 nclasses, double ms);
+/* Whether a leaf borrows (the note on the sharing loop after a load). */
+bool loader_tree_borrows(const struct htb_config *cfg);
+
+/* ---- loader/dirs.c: the devices of a name ------------------------------ */
+
+/* The devices htbctl shapes for a name, download first: the name's own
+ * pins and their partner, or else the ifb that shapes the name's ingress
+ * (and its partner). n 0: none. */
+struct dev_group {
+	int n;
+	char dev[2][16];
+	__u32 dir[2];		/* META_DIR_* */
+};
+void dirs_group(const char *name, struct dev_group *g);
+/* The ifb's name for ingress shaping of ifname: "ifb-" + ifname when it
+ * fits in 15 bytes, else "ifb-" + its first 7 bytes + 4 hex digits of a
+ * hash of the whole name (two long names sharing 7 bytes still differ). */
+void dirs_ifb_name(const char *ifname, char *buf, size_t len);
 
 /* ---- loader/util.c: what load, reload and unload share ---------------- */
 

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "common/common.h"
 #include "netlink/qdisc.h"
 
 #define BPFFS		"/sys/fs/bpf"
@@ -35,6 +36,17 @@
 #define META_F_TEST_QDISC	(1u << 5)	/* tests: another kind stood in for fq */
 #define META_F_RELOADING	(1u << 6)	/* a reload is changing the maps */
 #define META_F_GENS_SYNCED	(1u << 7)	/* both conf generations are equal */
+/* Ingress shaping (docs/loader.md "Directions"), in the ifb's meta: */
+#define META_F_IFB_CREATED	(1u << 8)	/* this device is an ifb htbctl made */
+#define META_F_IN_CLSACT_CREATED (1u << 9)	/* clsact on ingress_of was made by htbctl */
+#define META_F_REDIRECT_ATTACHED (1u << 10)	/* the redirect on ingress_of's ingress */
+
+/* meta.dir: which direction of a config this device shapes */
+#define META_DIR_ONE		0	/* a config of one direction (and every
+					 * meta written before directions) */
+#define META_DIR_DOWNLOAD	1
+#define META_DIR_UPLOAD		2
+#define PIN_REDIRECT	"htb_redirect"	/* the ingress redirect's program, in the ifb's pins */
 
 #define PIN_SHADOW	"cls_shadow"	/* the classifier entries, sorted (loader/plan.c) */
 
@@ -69,12 +81,20 @@ struct htbctl_meta {
 	 * switches to (runtime.gen == pending_gen: the switch happened). */
 	__u32 pending_gen;
 	char pending_config[256];
+	/* Directions (docs/loader.md "Directions"): which one this device
+	 * shapes, the device of the other, and for an ifb htbctl made, the
+	 * device whose ingress it shapes and the redirect filter there. */
+	__u32 dir;			/* META_DIR_* */
+	char partner[16];		/* "": none */
+	char ingress_of[16];		/* "": this device's own egress traffic */
+	__u32 ingress_ifindex;
+	__u32 redirect_prio;
+	__u32 redirect_handle;
+	__u32 redirect_prog_id;
 };
 
-/* Whether name can be a network device's: what the kernel's
- * dev_valid_name() accepts (1 to 15 bytes, not "." or "..", no '/', ':' or
- * white space). *why (if why is not NULL) gets the problem. */
-bool ifname_valid(const char *name, const char **why);
+/* "download", "upload", or NULL for META_DIR_ONE. */
+const char *meta_dir_name(__u32 dir);
 
 /* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME";
  * -EINVAL for a name that is no device's (it could be a path). */

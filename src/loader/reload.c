@@ -93,6 +93,8 @@ static int check_device(struct reload_run *r)
 /* Before the lock, as load does (loader/load.c). */
 static int read_config_file(struct reload_run *r)
 {
+	if (r->o->dir)
+		return 0;	/* read and parsed by loader/dirs.c */
 	return loader_config_text(r->ctx, r->o, &r->cfg_buf, &r->cfg_text, &r->cfg_len);
 }
 
@@ -104,6 +106,12 @@ static int lock_device(struct reload_run *r)
 
 static int parse_config(struct reload_run *r)
 {
+	if (r->o->dir && config_direction(r->o->dir->cfg, CONFIG_DIR_DOWNLOAD, &r->cfg)) {
+		p_err(r->ctx, "out of memory");
+		return -1;
+	}
+	if (r->o->dir)
+		return 0;
 	return loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg);
 }
 
@@ -704,6 +712,8 @@ static void print_reloaded(const struct reload_run *r, double ms)
 	print_open_object(&p, NULL);
 	print_string(&p, "dev", "%s: ", r->o->ifname);
 	print_string(&p, "action", "%s", "reloaded");
+	if (r->o->dir && meta_dir_name(r->o->dir->dir))
+		print_string(&p, "direction", " %s", meta_dir_name(r->o->dir->dir));
 	print_u64(&p, "nclasses", " %llu classes", r->cfg.nclasses);
 	print_u64(&p, "kept", " (%llu kept", r->nold - r->ngone);
 	print_u64(&p, "changed", ", %llu changed", r->nchanged);
@@ -745,7 +755,7 @@ static void reload_free(struct reload_run *r)
 	session_close(&r->s);
 }
 
-int loader_reload(const struct ctx *ctx, const struct load_opts *o)
+int loader_reload_one(const struct ctx *ctx, const struct load_opts *o)
 {
 	struct reload_run r = { .ctx = ctx, .o = o, .meta_fd = -1 };
 	struct timespec t0;

@@ -112,7 +112,7 @@ static bool read_meta(const char *ifname, struct htbctl_meta *m,
 
 /* restored: the kind of the root qdisc put back, NULL if none was;
  * orphans: filters removed that no pins named. */
-static void print_unloaded(const struct ctx *ctx, const char *ifname,
+static void print_unloaded(const struct ctx *ctx, const char *ifname, const char *dir,
 			   const char *restored, int orphans)
 {
 	struct printer p;
@@ -121,6 +121,8 @@ static void print_unloaded(const struct ctx *ctx, const char *ifname,
 	print_open_object(&p, NULL);
 	print_string(&p, "dev", "%s: ", ifname);
 	print_string(&p, "action", "%s", "unloaded");
+	if (dir)
+		print_string(&p, "direction", " %s", dir);
 	if (restored)
 		print_string(&p, "restored_qdisc", ", root qdisc %s restored", restored);
 	if (orphans) {
@@ -132,7 +134,7 @@ static void print_unloaded(const struct ctx *ctx, const char *ifname,
 	printer_finish(&p);
 }
 
-int loader_unload(const struct ctx *ctx, const struct load_opts *o)
+int loader_unload_one(const struct ctx *ctx, const struct load_opts *o)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "unload", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
@@ -165,7 +167,8 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		goto out;
 	}
 	if (!o->quiet)
-		print_unloaded(ctx, o->ifname, restored ? saved.root_kind : NULL, orphans);
+		print_unloaded(ctx, o->ifname, have_meta ? meta_dir_name(s.m.dir) : NULL,
+			       restored ? saved.root_kind : NULL, orphans);
 	ret = EXIT_OK;
 out:
 	qdisc_tree_free(&saved);

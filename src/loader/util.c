@@ -11,11 +11,13 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <linux/pkt_sched.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "loader/loader.h"
+#include "netlink/link.h"
 
 #define EGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
 #define INGRESS_PARENT	TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
@@ -181,6 +183,73 @@ static int undo_qdisc(const struct ctx *ctx, const char *ifname, int ifindex,
 	return 0;
 }
 
+/* The device whose ingress an ifb shapes, if it is still the one meta
+ * names (0: gone, or another device has its name now). */
+static int ingress_dev(const struct htbctl_meta *m)
+{
+	int ifindex = m->ingress_of[0] ? (int)if_nametoindex(m->ingress_of) : 0;
+
+	return ifindex && (__u32)ifindex == m->ingress_ifindex ? ifindex : 0;
+}
+
+/* The redirect on ingress_of's ingress, if it still runs the program meta
+ * names; then its clsact, if htbctl made it and it is empty. */
+static int undo_redirect(const struct ctx *ctx, struct htbctl_meta *m)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = m->redirect_handle,
+		    .priority = m->redirect_prio);
+	int ifindex = ingress_dev(m), bad = 0;
+
+	if (ifindex && (m->flags & META_F_REDIRECT_ATTACHED)) {
+		hook.ifindex = ifindex;
+		if (bpf_tc_query(&hook, &q) == 0) {
+			if (m->redirect_prog_id && q.prog_id != m->redirect_prog_id) {
+				p_warn(ctx, "the filter at %s ingress pref %u runs another "
+				       "program (id %u); left in place", m->ingress_of,
+				       m->redirect_prio, q.prog_id);
+			} else {
+				LIBBPF_OPTS(bpf_tc_opts, d, .handle = m->redirect_handle,
+					    .priority = m->redirect_prio);
+				int rc = bpf_tc_detach(&hook, &d);
+
+				if (rc && rc != -ENOENT) {
+					p_warn(ctx, "removing the redirect at %s ingress pref %u: %s",
+					       m->ingress_of, m->redirect_prio, strerror(-rc));
+					bad++;
+				}
+			}
+		}
+	}
+	m->flags &= ~META_F_REDIRECT_ATTACHED;
+	if (ifindex && (m->flags & META_F_IN_CLSACT_CREATED))
+		bad += undo_clsact(ctx, m->ingress_of, ifindex);
+	m->flags &= ~META_F_IN_CLSACT_CREATED;
+	return bad;
+}
+
+/* The ifb htbctl made, if it is still the one meta names: its qdiscs,
+ * clsact and filter go with it. */
+static int undo_ifb(const struct ctx *ctx, const char *ifname, int ifindex,
+		    struct htbctl_meta *m)
+{
+	char kind[LINK_KIND_LEN];
+	struct nlerr e = { 0 };
+
+	m->flags &= ~(META_F_IFB_CREATED | META_F_FILTER_ATTACHED |
+		      META_F_CLSACT_CREATED | META_F_QDISC_INSTALLED);
+	if (link_kind(ifindex, kind, &e) || strcmp(kind, "ifb")) {
+		p_warn(ctx, "%s is no longer the ifb htbctl created (%s); left in place",
+		       ifname, e.err ? e.msg : kind);
+		return 0;
+	}
+	if (link_delete(ifindex, &e) && e.err != -ENODEV) {
+		p_warn(ctx, "%s", e.msg);
+		return 1;
+	}
+	return 0;
+}
+
 int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
 		struct htbctl_meta *m, const struct qdisc_tree *saved, bool rollback,
 		bool *restored)
@@ -190,8 +259,12 @@ int loader_undo(const struct ctx *ctx, const char *ifname, int ifindex,
 
 	if (restored)
 		*restored = false;
+	/* the redirect first: no packet may go to an ifb being removed */
+	bad += undo_redirect(ctx, m);
 	if (!ifindex)
-		return 0;
+		return bad;
+	if (m->flags & META_F_IFB_CREATED)
+		return bad + undo_ifb(ctx, ifname, ifindex, m);
 	if (m->flags & META_F_FILTER_ATTACHED)
 		bad += undo_filter(ctx, ifname, ifindex, m);
 	m->flags &= ~META_F_FILTER_ATTACHED;

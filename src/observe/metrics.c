@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "loader/loader.h"
 #include "loader/session.h"
 #include "loader/maps_fill.h"
 #include "observe/metrics.h"
@@ -185,8 +186,8 @@ static void put_head(FILE *f, const char *name, const char *type, const char *he
 }
 
 /* A class's label set, "{device=...,leaf=...}", malloc'ed: written once
- * per class, then once per family. dev is the device's label value,
- * escaped once; class ids need no escaping. */
+ * per class, then once per family. dev is the device's labels
+ * (dev_labels), escaped once; class ids need no escaping. */
 static char *class_labels(const char *dev, const struct snapshot *sn, __u32 s)
 {
 	const struct htb_class_conf *c = &sn->conf[s];
@@ -194,7 +195,7 @@ static char *class_labels(const char *dev, const struct snapshot *sn, __u32 s)
 
 	if (c->depth > 1 && c->path[1] < sn->hw)
 		sprint_classid(sn->conf[c->path[1]].classid, pid, sizeof(pid));
-	if (asprintf(&buf, "{device=\"%s\",class=\"%s\",parent=\"%s\",leaf=\"%s\"}", dev,
+	if (asprintf(&buf, "{%s,class=\"%s\",parent=\"%s\",leaf=\"%s\"}", dev,
 		     sprint_classid(c->classid, id, sizeof(id)), pid,
 		     c->flags & HTB_CONF_LEAF ? "true" : "false") < 0)
 		return NULL;
@@ -264,82 +265,120 @@ out:
 	return n;
 }
 
-/* dev: the device's label value, escaped (label_value). */
-static void put_device(FILE *f, const char *dev, const struct dev_in *in)
+/*
+ * One shaped device's reading, and its labels: a config of two
+ * directions is two devices in one exposition (docs/loader.md
+ * "Directions"), each family's samples of both together, as the format
+ * wants, told apart by device and direction.
+ */
+struct dev_read {
+	struct session s;
+	struct maps mp;
+	bool maps_open;
+	struct snapshot sn;
+	__u32 *sel, n;
+	char *lab;		/* device="...",direction="..." (escaped) */
+	char **class_lab;	/* by sel's index */
+	struct dev_in in;
+};
+
+/* device="IFACE", and direction="download|upload" for a device of two. */
+static char *dev_labels(const char *ifname, const struct htbctl_meta *m)
+{
+	const char *dir = meta_dir_name(m->dir);
+	char *dev = label_value(ifname), *buf = NULL;
+
+	if (dev && asprintf(&buf, "device=\"%s\"%s%s%s", dev, dir ? ",direction=\"" : "",
+			    dir ? dir : "", dir ? "\"" : "") < 0)
+		buf = NULL;
+	free(dev);
+	return buf;
+}
+
+static void put_device(FILE *f, const struct dev_read *r, int nr)
 {
 	for (size_t i = 0; i < N_OF(dev_families); i++) {
 		const struct dev_family *d = &dev_families[i];
 
-		if (d->daemon_reload && (!in->dm || !in->dm->reloaded))
+		if (d->daemon_reload && (!r[0].in.dm || !r[0].in.dm->reloaded))
 			continue;
 		put_head(f, d->name, d->type, d->help);
-		fprintf(f, "%s{device=\"%s\"}", d->name, dev);
-		put_val(f, d->get(in));
+		for (int k = 0; k < nr; k++) {
+			fprintf(f, "%s{%s}", d->name, r[k].lab);
+			put_val(f, d->get(&r[k].in));
+		}
 	}
 }
 
-/* The daemon's reloads by result, both samples from its start (at 0), so
- * that increase() sees the first failure. */
-/* One counter of the daemon's in two samples by a label (both from its
- * start, at 0, so that increase() sees the first of either). */
-static void put_daemon_pair(FILE *f, const char *dev, const char *name, const char *help,
-			    const char *label, const char *a, __u64 va, const char *b, __u64 vb)
+/* One counter of the daemon's in two samples by a label, for every
+ * device it shapes (both from its start, at 0, so that increase() sees
+ * the first of either). */
+static void put_daemon_pair(FILE *f, const struct dev_read *r, int nr, const char *name,
+			    const char *help, const char *label, const char *a, __u64 va,
+			    const char *b, __u64 vb)
 {
 	put_head(f, name, "counter", help);
-	fprintf(f, "%s{device=\"%s\",%s=\"%s\"}", name, dev, label, a);
-	put_val(f, U(va));
-	fprintf(f, "%s{device=\"%s\",%s=\"%s\"}", name, dev, label, b);
-	put_val(f, U(vb));
+	for (int k = 0; k < nr; k++) {
+		fprintf(f, "%s{%s,%s=\"%s\"}", name, r[k].lab, label, a);
+		put_val(f, U(va));
+		fprintf(f, "%s{%s,%s=\"%s\"}", name, r[k].lab, label, b);
+		put_val(f, U(vb));
+	}
 }
 
 /* What only a daemon knows: its reloads and re-attaches by result, and
  * the /metrics connections it shut down, by reason. */
-static void put_daemon_reloads(FILE *f, const char *dev, const struct metrics_daemon *dm)
+static void put_daemon_reloads(FILE *f, const struct dev_read *r, int nr,
+			       const struct metrics_daemon *dm)
 {
 	if (!dm)
 		return;
-	put_daemon_pair(f, dev, "htbctl_daemon_reloads_total",
+	put_daemon_pair(f, r, nr, "htbctl_daemon_reloads_total",
 			"Times the daemon applied its config (a changed file, SIGHUP), by "
 			"result: ok, or failed (the tree before stayed).",
 			"result", "ok", dm->reloads_ok, "failed", dm->reloads_failed);
-	put_daemon_pair(f, dev, "htbctl_daemon_reattaches_total",
+	put_daemon_pair(f, r, nr, "htbctl_daemon_reattaches_total",
 			"Times the daemon loaded the device again after htbctl's attachment "
 			"went (removed, the device re-created), by result.",
 			"result", "ok", dm->reattaches_ok, "failed", dm->reattaches_failed);
-	put_daemon_pair(f, dev, "htbctl_metrics_connections_shut_total",
+	put_daemon_pair(f, r, nr, "htbctl_metrics_connections_shut_total",
 			"/metrics connections the daemon shut down: past their deadline (5 s "
 			"to a request, 60 s to send it), or the oldest waiting one beyond 32.",
 			"reason", "deadline", dm->conns_deadline, "limit", dm->conns_limit);
 }
 
-static int put_classes(FILE *f, const char *dev, const struct snapshot *sn,
-		       const __u32 *sel, __u32 n)
+static int label_classes(struct dev_read *r)
 {
-	char **lab = calloc(n + 1, sizeof(*lab));
-	int rc = lab ? 0 : -1;
+	r->class_lab = calloc(r->n + 1, sizeof(*r->class_lab));
+	if (!r->class_lab)
+		return -1;
+	for (__u32 k = 0; k < r->n; k++)
+		if (!(r->class_lab[k] = class_labels(r->lab, &r->sn, r->sel[k])))
+			return -1;
+	return 0;
+}
 
-	for (__u32 k = 0; !rc && k < n; k++)
-		if (!(lab[k] = class_labels(dev, sn, sel[k])))
-			rc = -1;
-	for (size_t i = 0; !rc && i < N_OF(class_families); i++) {
+static void put_classes(FILE *f, const struct dev_read *r, int nr)
+{
+	for (size_t i = 0; i < N_OF(class_families); i++) {
 		const struct class_family *cf = &class_families[i];
 		bool head = false;
 
-		for (__u32 k = 0; k < n; k++) {
-			if (cf->leaf_only && !(sn->conf[sel[k]].flags & HTB_CONF_LEAF))
-				continue;
-			if (!head)
-				put_head(f, cf->name, cf->type, cf->help);
-			head = true;
-			fputs_unlocked(cf->name, f);
-			fputs_unlocked(lab[k], f);
-			put_val(f, cf->get(sn, sel[k]));
+		for (int d = 0; d < nr; d++) {
+			const struct snapshot *sn = &r[d].sn;
+
+			for (__u32 k = 0; k < r[d].n; k++) {
+				if (cf->leaf_only && !(sn->conf[r[d].sel[k]].flags & HTB_CONF_LEAF))
+					continue;
+				if (!head)
+					put_head(f, cf->name, cf->type, cf->help);
+				head = true;
+				fputs_unlocked(cf->name, f);
+				fputs_unlocked(r[d].class_lab[k], f);
+				put_val(f, cf->get(sn, r[d].sel[k]));
+			}
 		}
 	}
-	for (__u32 k = 0; lab && k < n; k++)
-		free(lab[k]);
-	free(lab);
-	return rc;
 }
 
 int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_opts *o)
@@ -364,45 +403,72 @@ int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_o
 	return -1;
 }
 
-int metrics_write(const struct ctx *ctx, const char *ifname,
-		  const struct metrics_opts *o, FILE *out)
+/* A device's snapshot, rows and labels; errors printed. The memo (the
+ * daemon's previous scrape) stands for one device, so only a single
+ * device uses it. */
+static int read_dev(const struct ctx *ctx, const char *ifname,
+		    const struct metrics_opts *o, bool use_memo, struct dev_read *r)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "metrics", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
 	};
-	struct snapshot sn = { 0 };
-	struct session s;
-	struct maps mp;
-	__u32 *sel = NULL, n;
-	char *dev = label_value(ifname);
 	bool memo;
-	int ret = -1;
 
-	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp))
-		goto out;
-	memo = o->memo && o->memo->t && htb_clock_ns() - o->memo->t < SNAPSHOT_MEMO_MAX_AGE_NS;
-	if (snapshot_take(ctx, &mp, s.m.hiwater, memo ? 0 : o->interval_ns, &sn) == 0) {
-		struct dev_in in = { .sn = &sn, .m = &s.m, .dm = o->daemon };
-
-		if (memo)
-			snapshot_memo_apply(o->memo, &sn);
-		if (o->memo)
-			snapshot_memo_save(o->memo, &sn);
-		snapshot_sort(&sn);
-		n = select_rows(&sn, o, &sel);
-		if (sel && dev) {
-			put_device(out, dev, &in);
-			put_daemon_reloads(out, dev, o->daemon);
-			ret = put_classes(out, dev, &sn, sel, n);
-		}
-		if (ret)
-			p_err(ctx, "out of memory");
+	if (session_open(&r->s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &r->mp))
+		return -1;
+	r->maps_open = true;
+	memo = use_memo && o->memo && o->memo->t &&
+	       htb_clock_ns() - o->memo->t < SNAPSHOT_MEMO_MAX_AGE_NS;
+	if (snapshot_take(ctx, &r->mp, r->s.m.hiwater, memo ? 0 : o->interval_ns, &r->sn))
+		return -1;
+	if (memo)
+		snapshot_memo_apply(o->memo, &r->sn);
+	if (use_memo && o->memo)
+		snapshot_memo_save(o->memo, &r->sn);
+	snapshot_sort(&r->sn);
+	r->n = select_rows(&r->sn, o, &r->sel);
+	r->in = (struct dev_in){ .sn = &r->sn, .m = &r->s.m, .dm = o->daemon };
+	r->lab = dev_labels(ifname, &r->s.m);
+	if (!r->sel || !r->lab || label_classes(r)) {
+		p_err(ctx, "out of memory");
+		return -1;
 	}
-	maps_close(&mp);
-out:
-	free(sel);
-	free(dev);
-	snapshot_free(&sn);
-	session_close(&s);
+	return 0;
+}
+
+static void free_dev(struct dev_read *r)
+{
+	for (__u32 k = 0; r->class_lab && k < r->n; k++)
+		free(r->class_lab[k]);
+	free(r->class_lab);
+	free(r->lab);
+	free(r->sel);
+	if (r->maps_open)
+		maps_close(&r->mp);
+	snapshot_free(&r->sn);
+	session_close(&r->s);
+}
+
+int metrics_write(const struct ctx *ctx, const char *ifname,
+		  const struct metrics_opts *o, FILE *out)
+{
+	struct dev_read r[2] = { { .s.lock = -1 }, { .s.lock = -1 } };
+	struct dev_group g;
+	int ret = 0;
+
+	dirs_group(ifname, &g);
+	if (g.n == 0) {		/* not loaded: read_dev says so */
+		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
+		g.n = 1;
+	}
+	for (int k = 0; k < g.n && !ret; k++)
+		ret = read_dev(ctx, g.dev[k], o, g.n == 1, &r[k]);
+	if (!ret) {
+		put_device(out, r, g.n);
+		put_daemon_reloads(out, r, g.n, o->daemon);
+		put_classes(out, r, g.n);
+	}
+	for (int k = 0; k < g.n; k++)
+		free_dev(&r[k]);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "loader/loader.h"
 #include "loader/maps_fill.h"
 #include "observe/show.h"
 #include "observe/snapshot.h"
@@ -168,6 +169,23 @@ static void print_sharing(struct printer *p, const struct htb_runtime *rt, __u64
 		   "loop, last run %s ago)", buf);
 }
 
+/* Which direction of its config the device shapes, and where the other
+ * is (docs/loader.md "Directions"); nothing for a config of one. */
+static void print_direction(struct printer *p, const struct htbctl_meta *m)
+{
+	const char *dir = meta_dir_name(m->dir);
+
+	if (!dir)
+		return;
+	print_string(p, "direction", "\n direction %s", dir);
+	if (m->ingress_of[0])
+		print_string(p, "ingress_of", ": the ingress of %s", m->ingress_of);
+	if (m->partner[0]) {
+		print_text(p, ", %s on", m->dir == META_DIR_DOWNLOAD ? "upload" : "download");
+		print_string(p, "partner", " %s", m->partner);
+	}
+}
+
 static void print_device(struct printer *p, const char *ifname,
 			 const struct htbctl_meta *m, const struct snapshot *sn)
 {
@@ -187,6 +205,7 @@ static void print_device(struct printer *p, const char *ifname,
 		print_string(p, "qdisc", ", qdisc %s", m->ntxq > 1 ? "mq" : m->leaf_kind);
 		print_string(p, "qdisc_handle", " %s", tc_handle_str(m->our_root, h, sizeof(h)));
 	}
+	print_direction(p, m);
 	print_config(p, m, sn->rt.gen & 1);
 	print_sharing(p, &sn->rt, sn->t0);
 	print_u64(p, "unclassified_packets", "\n unclassified: %llu pkt", ds->unclassified_packets);
@@ -199,26 +218,22 @@ static void print_device(struct printer *p, const char *ifname,
 	print_text(p, "\n\n");
 }
 
-static int print_snapshot(const struct ctx *ctx, const char *ifname,
+static int print_snapshot(const struct ctx *ctx, struct printer *p, const char *ifname,
 			  const struct htbctl_meta *m, const struct snapshot *sn,
 			  __u64 interval_ns)
 {
-	struct printer p;
-
-	printer_init(&p, ctx->json, stdout);
-	print_open_object(&p, NULL);
-	print_device(&p, ifname, m, sn);
-	print_open_array(&p, "classes");
+	print_open_object(p, NULL);
+	print_device(p, ifname, m, sn);
+	print_open_array(p, "classes");
 	for (__u32 i = 0; i < sn->nrows; i++) {
 		__u32 s = sn->rows[i].slot;
 
-		print_class(&p, &sn->conf[s], sn->conf, &sn->s1[s], &sn->s2[s],
+		print_class(p, &sn->conf[s], sn->conf, &sn->s1[s], &sn->s2[s],
 			    interval_ns ? sn->t2 - sn->t1 : 0, sn->t2,
 			    sn->sh ? &sn->sh[s] : NULL);
 	}
-	print_close_array(&p);
-	print_close_object(&p);
-	printer_finish(&p);
+	print_close_array(p);
+	print_close_object(p);
 	if (fflush(stdout) || ferror(stdout)) {
 		p_err(ctx, "writing the output failed");
 		return -1;
@@ -226,8 +241,8 @@ static int print_snapshot(const struct ctx *ctx, const char *ifname,
 	return 0;
 }
 
-int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
-	     const struct show_filter *f)
+static int show_one(const struct ctx *ctx, struct printer *p, const char *ifname,
+		    __u64 interval_ns, const struct show_filter *f)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "show", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
@@ -246,12 +261,37 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
 		if (show_filter_rows(&sn, f))
 			p_err(ctx, "class %s: no such class in the tree in force on %s",
 			      sprint_classid(f->classid, id, sizeof(id)), ifname);
-		else if (print_snapshot(ctx, ifname, &s.m, &sn, interval_ns) == 0)
+		else if (print_snapshot(ctx, p, ifname, &s.m, &sn, interval_ns) == 0)
 			ret = EXIT_OK;
 	}
 	maps_close(&mp);
 out:
 	snapshot_free(&sn);
 	session_close(&s);
+	return ret;
+}
+
+/* Both directions of a config, download first: one block each, in JSON
+ * an array of the two objects (one direction: the object, as before). */
+int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
+	     const struct show_filter *f)
+{
+	struct dev_group g;
+	struct printer p;
+	int ret = EXIT_OK;
+
+	dirs_group(ifname, &g);
+	if (g.n == 0) {		/* not loaded: show_one says so */
+		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
+		g.n = 1;
+	}
+	printer_init(&p, ctx->json, stdout);
+	if (g.n > 1)
+		print_open_array(&p, NULL);
+	for (int i = 0; i < g.n && ret == EXIT_OK; i++)
+		ret = show_one(ctx, &p, g.dev[i], interval_ns, f);
+	if (g.n > 1)
+		print_close_array(&p);
+	printer_finish(&p);
 	return ret;
 }

@@ -22,6 +22,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 
+#include "loader/loader.h"
 #include "loader/session.h"
 #include "loader/maps_fill.h"
 #include "observe/snapshot.h"
@@ -115,19 +116,25 @@ static __u64 per_s(__u64 now, __u64 then, const struct snapshot *sn)
 	return dt && now > then ? (__u64)((unsigned __int128)(now - then) * HTB_NSEC_PER_SEC / dt) : 0;
 }
 
-/* classes: the device's (shown: sn->nrows, after sort and n). */
-static void print_header(FILE *f, const char *ifname, const struct snapshot *sn,
-			 const struct top_opts *o, __u32 classes, bool tty)
+/* classes: the device's (shown: sn->nrows, after sort and n); a device of
+ * a config of two directions says which it shapes. */
+static void print_header(FILE *f, const char *ifname, const struct htbctl_meta *m,
+			 const struct snapshot *sn, const struct top_opts *o,
+			 __u32 classes, bool tty)
 {
-	char r[UNIT_BUF], t[UNIT_BUF];
+	const char *dir = meta_dir_name(m->dir);
+	char r[UNIT_BUF], t[UNIT_BUF], d[64] = "";
 	__u64 sent = 0;
 
 	for (__u32 s = 0; s < sn->hw; s++)	/* top-level classes carry every byte */
 		if ((sn->conf[s].flags & HTB_CONF_VALID) && sn->conf[s].depth == 1)
 			sent += snapshot_rate(sn, s, false);
 	sprint_time(o->interval_ns, t, sizeof(t));
-	fprintf(f, "htbctl top: dev %s, %u classes, every %s, by %s%s\n", ifname, classes, t,
-		sort_label[o->sort], tty ? " (q quits)" : "");
+	if (dir)
+		snprintf(d, sizeof(d), " (%s%s%s)", dir, m->ingress_of[0] ? ", the ingress of " : "",
+			 m->ingress_of);
+	fprintf(f, "htbctl top: dev %s%s, %u classes, every %s, by %s%s\n", ifname, d, classes,
+		t, sort_label[o->sort], tty ? " (q quits)" : "");
 	sprint_rate(sent, r, sizeof(r));
 	fprintf(f, " sending %s; unclassified %llu pkt, dropped %llu, spare bandwidth %s; %u shown\n\n",
 		r, (unsigned long long)sn->ds.unclassified_packets,
@@ -160,23 +167,19 @@ static void print_row(FILE *f, const struct snapshot *sn, __u32 s)
 		c->flags & HTB_CONF_LEAF ? d : "-");
 }
 
-/* One frame into a buffer, written at once (no flicker). */
-static int frame(const struct ctx *ctx, const char *ifname, const struct top_opts *o,
-		 struct snapshot_memo *memo, bool tty)
+/* One device's part of a frame: its header and rows, into f. */
+static int section(const struct ctx *ctx, FILE *f, const char *ifname,
+		   const struct top_opts *o, struct snapshot_memo *memo, bool tty,
+		   __u32 rows)
 {
-	struct term t = term_now(tty);
-	bool first = !memo->t;
 	static const struct dev_cmd cmd = {
 		.verb = "top", .need = NEED_BPF | NEED_BPFFS, .want = WANT_LOADED,
 	};
-	struct show_filter fl = { .sort = o->sort, .n = o->n ? o->n : tty ? rows_that_fit() : 0 };
+	struct show_filter fl = { .sort = o->sort, .n = o->n ? o->n : rows };
 	struct snapshot sn = { 0 };
 	struct session s;
 	struct maps mp;
-	char *buf = NULL;
-	size_t len = 0;
 	__u32 classes;
-	FILE *f;
 	int rc = -1;
 
 	if (session_open(&s, ctx, &cmd, ifname) || maps_open_pinned(ctx, ifname, &mp)) {
@@ -193,26 +196,52 @@ static int frame(const struct ctx *ctx, const char *ifname, const struct top_opt
 		snapshot_sort(&sn);
 		classes = sn.nrows;
 		show_filter_rows(&sn, &fl);
-		f = open_memstream(&buf, &len);
-		if (f) {
-			if (t.escapes)
-				fputs("\033[H\033[2J", f);
-			else if (t.tty && !first)
-				fputc('\n', f);	/* frames one after another */
-			print_header(f, ifname, &sn, o, classes, tty);
-			for (__u32 i = 0; i < sn.nrows; i++)
-				print_row(f, &sn, sn.rows[i].slot);
-			if (!fclose(f)) {
-				rc = write_frame(buf, len, t.cols);
-				if (rc)
-					p_err(ctx, "writing the output failed");
-			}
-		}
-		free(buf);
+		print_header(f, ifname, &s.m, &sn, o, classes, tty);
+		for (__u32 i = 0; i < sn.nrows; i++)
+			print_row(f, &sn, sn.rows[i].slot);
+		rc = 0;
 	}
 	maps_close(&mp);
 	snapshot_free(&sn);
 	session_close(&s);
+	return rc;
+}
+
+/* One frame into a buffer, written at once (no flicker): each device of
+ * the name (both directions of a config: download, then upload), sharing
+ * the terminal's rows. */
+static int frame(const struct ctx *ctx, const struct dev_group *g, const struct top_opts *o,
+		 struct snapshot_memo *memo, bool tty)
+{
+	struct term t = term_now(tty);
+	bool first = !memo[0].t;
+	__u32 rows = tty ? rows_that_fit() : 0;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int rc = 0;
+
+	if (!f)
+		return -1;
+	if (t.escapes)
+		fputs("\033[H\033[2J", f);
+	else if (t.tty && !first)
+		fputc('\n', f);	/* frames one after another */
+	if (g->n > 1 && rows)
+		rows = rows > 8u ? rows / 2 - 3 : 1;	/* a header each */
+	for (int i = 0; i < g->n && !rc; i++) {
+		if (i)
+			fputc('\n', f);
+		rc = section(ctx, f, g->dev[i], o, &memo[i], tty, rows);
+	}
+	if (fclose(f))
+		rc = -1;
+	if (!rc) {
+		rc = write_frame(buf, len, t.cols);
+		if (rc)
+			p_err(ctx, "writing the output failed");
+	}
+	free(buf);
 	return rc;
 }
 
@@ -260,14 +289,21 @@ static int quit_signals(sigset_t *old)
 int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 {
 	bool tty = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
-	struct snapshot_memo memo = { 0 };
+	struct snapshot_memo memo[2] = { 0 };
 	struct termios old, raw;
+	struct dev_group g;
 	sigset_t mask;
 	int rc, sfd;
 
+	dirs_group(ifname, &g);
+	if (g.n == 0) {		/* not loaded: the frame says so */
+		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
+		g.n = 1;
+	}
 	if (!tty) {
-		rc = frame(ctx, ifname, o, &memo, false);
-		snapshot_memo_free(&memo);
+		rc = frame(ctx, &g, o, memo, false);
+		snapshot_memo_free(&memo[0]);
+		snapshot_memo_free(&memo[1]);
 		return rc ? EXIT_FAIL : EXIT_OK;
 	}
 	sfd = quit_signals(&mask);
@@ -279,7 +315,7 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 	tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 	if (term_has_escapes())
 		fputs("\033[?25l", stdout);	/* no cursor while it draws */
-	while ((rc = frame(ctx, ifname, o, &memo, true)) == 0 && !quit_key(o->interval_ns, sfd))
+	while ((rc = frame(ctx, &g, o, memo, true)) == 0 && !quit_key(o->interval_ns, sfd))
 		;
 	if (term_has_escapes())
 		fputs("\033[?25h", stdout);
@@ -289,6 +325,7 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 		close(sfd);
 		sigprocmask(SIG_SETMASK, &mask, NULL);
 	}
-	snapshot_memo_free(&memo);
+	snapshot_memo_free(&memo[0]);
+	snapshot_memo_free(&memo[1]);
 	return rc ? EXIT_FAIL : EXIT_OK;
 }

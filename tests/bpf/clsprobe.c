@@ -115,9 +115,13 @@ int main(int argc, char **argv)
 		}
 		pkt_build(&p, &s);
 		pkt_set_dscp(&p, s.v6, dscp);
-		if (array_read(f.maps.fd[M_STATE], 0, cap, before, sizeof(*before), BPF_F_LOCK) ||
+		/* with every CPU's batch: a leaf within its rate is charged
+		 * through its batch, and a packet worth less than its
+		 * HTB_BATCH_NS stays there (a 50 Mbit leaf's first probe
+		 * read "unshaped" from class_state alone) */
+		if (maps_read_state(&f.maps, conf, cap, before) ||
 		    fx_run(&f, &p, &in, NULL) ||
-		    array_read(f.maps.fd[M_STATE], 0, cap, after, sizeof(*after), BPF_F_LOCK)) {
+		    maps_read_state(&f.maps, conf, cap, after)) {
 			fprintf(stderr, "clsprobe: running the program failed\n");
 			return 1;
 		}

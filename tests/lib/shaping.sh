@@ -117,11 +117,14 @@ shape_htbctl() {	# config [daemon options]
 		txt=
 		IFS= read -r -d '' txt < "$log"
 		txt=${txt##*"(start $run)"}
-		if [[ $txt == *"sharing spare bandwidth on $SND_IF by prio and quantum"* ]]; then
+		# on the device, or on the ifb of its ingress (direction =
+		# ingress: the ifb is the device htbctl shapes)
+		if [[ $txt == *"sharing spare bandwidth on $SND_IF by prio and quantum"* ||
+		      $txt == *"sharing spare bandwidth on ifb-$SND_IF by prio and quantum"* ]]; then
 			printf '== [%(%T)T] sharing prio_quantum after %d s\n' -1 $((SECONDS - t0)) >> "$log"
 			# this daemon's load line
 			while IFS= read -r line; do
-				[[ $line == "$SND_IF: "* ]] && s=$line
+				[[ $line == "$SND_IF: "* || $line == "ifb-$SND_IF: "* ]] && s=$line
 			done <<<"$txt"
 			[ -z "$s" ] || printf '%s\n' "$s"
 			return 0

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The ifb device of ingress shaping (docs/loader.md "Directions"):
+ * created, brought up, asked for its kind and deleted over rtnetlink
+ * (libmnl), one request and its ack per call, as netlink/qdisc.c does.
+ */
+#ifndef HTBCTL_LINK_H
+#define HTBCTL_LINK_H
+
+#include <linux/types.h>
+#include "netlink/qdisc.h"	/* struct nlerr */
+
+#define LINK_KIND_LEN 16
+
+/* Creates an ifb named name and sets it up; *ifindex gets its index.
+ * -EEXIST when a device of that name is there (nothing changed). */
+int link_create_ifb(const char *name, int *ifindex, struct nlerr *e);
+/* The kind of device ifindex ("ifb", "veth"; "" for a device without
+ * one, as a physical NIC). */
+int link_kind(int ifindex, char *kind, struct nlerr *e);
+/* Deletes the device ifindex. */
+int link_delete(int ifindex, struct nlerr *e);
+
+#endif
