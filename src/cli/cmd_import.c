@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
-/* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE]: arguments,
- * the source read, the config written (import_*.c do the work). */
+/* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE] |
+ * libreqos CSV JSON [--upload-dev IFACE] [-o FILE]: arguments, the source
+ * read, the config written (src/import/ does the work). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "import/import.h"
+#include "import/libreqos.h"
+#include "loader/pins.h"
 
 struct import_job {
 	struct imp_tree *t;
@@ -41,6 +45,73 @@ static int take_output(const struct ctx *ctx, int *argc, char **argv, const char
 	return 0;
 }
 
+static int fill_libreqos(const struct ctx *ctx, FILE *f, void *arg)
+{
+	return lqos_write(arg, f);
+}
+
+/* Strips "--upload-dev IFACE" out of argv. The name goes into the config
+ * as a value: what the kernel would refuse as a device name (and so
+ * anything that could break the line) is refused here. */
+static int take_upload_dev(const struct ctx *ctx, int *argc, char **argv, const char **dev)
+{
+	const char *why;
+	int n = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		if (strcmp(argv[i], "--upload-dev")) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= *argc) {
+			p_err(ctx, "--upload-dev needs a device");
+			return -1;
+		}
+		*dev = argv[++i];
+		if (!ifname_valid(*dev, &why)) {
+			char q[MSG_QUOTE_BUF];
+
+			p_err(ctx, "--upload-dev %s: %s", msg_quote(q, sizeof(q), *dev), why);
+			return -1;
+		}
+	}
+	*argc = n;
+	return 0;
+}
+
+/* import libreqos ShapedDevices.csv network.json: both files read and
+ * checked before anything is written. */
+static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
+{
+	struct lqos q = { 0 };
+	const char *upload_dev = NULL;
+	int rc;
+
+	if (take_upload_dev(ctx, &argc, argv, &upload_dev))
+		return EXIT_USAGE;
+	if (argc != 3) {
+		p_err(ctx, argc < 3 ? "import libreqos needs ShapedDevices.csv and network.json" :
+				      "unexpected argument '%s' after import libreqos CSV JSON", argv[argc - 1]);
+		return EXIT_USAGE;
+	}
+	if (lqos_read_files(ctx, &q, argv[1], argv[2])) {
+		lqos_free(&q);
+		return EXIT_FAIL;
+	}
+	q.upload_dev = upload_dev;
+	if (file)
+		rc = write_file_atomic(ctx, file, fill_libreqos, &q);
+	else
+		rc = lqos_write(&q, stdout) || fflush(stdout) || ferror(stdout);
+	if (rc && !file)
+		p_err(ctx, "writing the config to stdout: %s", strerror(errno));
+	else if (!rc)
+		p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
+		       q.ncirc, q.rows, q.naddr, q.nnodes, q.nclasses);
+	lqos_free(&q);
+	return rc ? EXIT_FAIL : EXIT_OK;
+}
+
 int do_import(const struct ctx *ctx, int argc, char **argv)
 {
 	const char *dev = NULL, *script = NULL, *file = NULL;
@@ -53,10 +124,14 @@ int do_import(const struct ctx *ctx, int argc, char **argv)
 	char scratch_dev[32], source[4200];
 	int rc;
 
-	if (take_output(ctx, &argc, argv, &file) || parse_kwargs(ctx, argc, argv, kw, 2))
+	if (take_output(ctx, &argc, argv, &file))
+		return EXIT_USAGE;
+	if (argc && !strcmp(argv[0], "libreqos"))
+		return import_libreqos(ctx, argc, argv, file);
+	if (parse_kwargs(ctx, argc, argv, kw, 2))
 		return EXIT_USAGE;
 	if (!dev && !script) {
-		p_err(ctx, "import needs dev IFACE or script FILE");
+		p_err(ctx, "import needs dev IFACE, script FILE or libreqos CSV JSON");
 		return EXIT_USAGE;
 	}
 	if (script) {
