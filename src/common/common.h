@@ -82,4 +82,9 @@ int write_file_atomic(const struct ctx *ctx, const char *file,
 /* What a file that is not a regular one is, for a message ("a FIFO"). */
 const char *file_kind(mode_t mode);
 
+/* Whether name can be a network device's: what the kernel's
+ * dev_valid_name() accepts (1 to 15 bytes, not "." or "..", no '/', ':' or
+ * white space). *why (if why is not NULL) gets the problem. */
+bool ifname_valid(const char *name, const char **why);
+
 #endif

@@ -27,6 +27,7 @@
 #include "common/print.h"
 
 #define CONFIG_NO_INDEX		HTB_NO_CLASS	/* no parent / no default */
+#define CONFIG_IFNAMSIZ		16		/* IFNAMSIZ: a device name and its NUL */
 
 /* Resolution rules (docs/config.md says why). */
 #define CONFIG_DEFAULT_R2Q	10
@@ -87,6 +88,18 @@ struct config_match {
 	char *cgroup_path;	/* CGROUP: the path as written */
 };
 
+/* The two directions one config shapes (docs/config.md "Directions"):
+ * download with the plain keys on the device the config is loaded on (its
+ * egress, or its ingress through an ifb), upload with the upload_* keys
+ * and mirrored matches on [device] upload_dev. */
+enum config_dir { CONFIG_DIR_DOWNLOAD, CONFIG_DIR_UPLOAD };
+
+/* A class's rates in one direction, resolved. */
+struct config_dir_rates {
+	__u64 rate, ceil, burst, cburst;
+	__u32 quantum;
+};
+
 struct config_class {
 	__u32 classid;		/* major << 16 | minor */
 	__u32 parent;		/* index of the parent, CONFIG_NO_INDEX at top level */
@@ -101,6 +114,9 @@ struct config_class {
 	__u32 prio;		/* 0..7 */
 	__u32 quantum;		/* bytes, > 0 */
 	__u64 limit_ns;		/* > 0 */
+	/* upload_rate, _ceil, _burst, _cburst and the quantum from them:
+	 * each the plain value's when not written (config_direction()) */
+	struct config_dir_rates up;
 	struct config_aqm aqm;	/* leaves only; target < interval */
 	struct config_match *matches;	/* slice of htb_config.matches */
 	__u32 nmatches;		/* 0 on inner classes */
@@ -117,6 +133,13 @@ struct config_device {
 	__u32 mpu;		/* minimum packet unit (0..65535) */
 	__u32 linklayer;	/* enum htb_linklayer */
 	struct config_aqm aqm;	/* the classes' default */
+	/* Directions (docs/config.md "Directions"): the device whose egress
+	 * carries upload ("": none, one direction); download on the loaded
+	 * device's ingress through an ifb (ifb: its name, "": the default
+	 * name the loader derives from the device's) */
+	char upload_dev[CONFIG_IFNAMSIZ];
+	bool ingress;
+	char ifb[CONFIG_IFNAMSIZ];
 };
 
 struct htb_config {
@@ -153,6 +176,18 @@ int config_read_file(const char *path, char **text, size_t *len, FILE *diag);
 int config_parse_string(const char *text, size_t len, const char *name,
 			struct htb_config *cfg, FILE *diag);
 void config_free(struct htb_config *cfg);
+
+/*
+ * The tree one direction shapes, as a config of its own for the loader:
+ * DOWNLOAD is a copy of cfg; UPLOAD has each class's up rates as its
+ * rates and every match mirrored (src <-> dst, sport <-> dport; mark,
+ * dscp, cgroup as they are), with nkeys to match. out is freed with
+ * config_free. Returns 0, or -1 (out of memory; out holds nothing).
+ */
+int config_direction(const struct htb_config *cfg, enum config_dir dir,
+		     struct htb_config *out);
+/* "download" / "upload" */
+const char *config_dir_name(enum config_dir dir);
 
 /* The resolved tree: text like `tc class show` (tc units), or JSON with raw
  * integers (bytes/s, bytes, ns) when p->json. Returns 0. */

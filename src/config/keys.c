@@ -19,13 +19,17 @@
 static const char *const dev_keys[DK_MAX] = {
 	[DK_DEFAULT] = "default", [DK_HYSTERESIS] = "hysteresis",
 	[DK_R2Q] = "r2q", [DK_LIMIT] = "limit", [DK_OVERHEAD] = "overhead",
-	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer", AQM_KEY_NAMES(DK_AQM),
+	[DK_MPU] = "mpu", [DK_LINKLAYER] = "linklayer",
+	[DK_UPLOAD_DEV] = "upload_dev", [DK_DIRECTION] = "direction",
+	[DK_IFB] = "ifb", AQM_KEY_NAMES(DK_AQM),
 };
 
 static const char *const class_keys[CK_MAX] = {
 	[CK_PARENT] = "parent", [CK_RATE] = "rate", [CK_CEIL] = "ceil",
 	[CK_BURST] = "burst", [CK_CBURST] = "cburst", [CK_PRIO] = "prio",
 	[CK_QUANTUM] = "quantum", [CK_LIMIT] = "limit", [CK_MATCH] = "match",
+	[CK_UPLOAD_RATE] = "upload_rate", [CK_UPLOAD_CEIL] = "upload_ceil",
+	[CK_UPLOAD_BURST] = "upload_burst", [CK_UPLOAD_CBURST] = "upload_cburst",
 	AQM_KEY_NAMES(CK_AQM),
 };
 
@@ -120,6 +124,22 @@ static bool val_choice(struct cfg_parse *ps, unsigned line, const char *key,
 	}
 	cfg_error(&ps->diag, line, "invalid value %s for '%s': expected %s or %s",
 		  msg_quote(q, sizeof(q), v), key, yes, no);
+	return false;
+}
+
+/* A network device's name, as the kernel's dev_valid_name() takes it. */
+static bool val_ifname(struct cfg_parse *ps, unsigned line, const char *key,
+		       const char *v, char *out)
+{
+	char q[MSG_QUOTE_BUF];
+	const char *why;
+
+	if (ifname_valid(v, &why)) {
+		snprintf(out, CONFIG_IFNAMSIZ, "%s", v);
+		return true;
+	}
+	cfg_error(&ps->diag, line, "invalid device name %s for '%s': %s",
+		  msg_quote(q, sizeof(q), v), key, why);
 	return false;
 }
 
@@ -255,6 +275,16 @@ void cfg_device_key(struct cfg_parse *ps, unsigned line, const char *name,
 		if (val_choice(ps, line, name, v, "ethernet", "atm", &b))
 			d->linklayer = b ? HTB_LINKLAYER_ETHERNET : HTB_LINKLAYER_ATM;
 		break;
+	case DK_UPLOAD_DEV:
+		val_ifname(ps, line, name, v, d->upload_dev);
+		break;
+	case DK_DIRECTION:
+		if (val_choice(ps, line, name, v, "egress", "ingress", &b))
+			d->ingress = !b;
+		break;
+	case DK_IFB:
+		val_ifname(ps, line, name, v, d->ifb);
+		break;
 	default:
 		aqm_key(ps, line, k - DK_AQM, name, v, &d->aqm);
 		break;
@@ -331,6 +361,18 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 		break;
 	case CK_CBURST:
 		val_size(ps, line, name, v, &c->cburst);
+		break;
+	case CK_UPLOAD_RATE:
+		val_rate(ps, line, name, v, &c->up_rate);
+		break;
+	case CK_UPLOAD_CEIL:
+		val_rate(ps, line, name, v, &c->up_ceil);
+		break;
+	case CK_UPLOAD_BURST:
+		val_size(ps, line, name, v, &c->up_burst);
+		break;
+	case CK_UPLOAD_CBURST:
+		val_size(ps, line, name, v, &c->up_cburst);
 		break;
 	case CK_PRIO:
 		if (val_uint(ps, line, name, v, 0, CONFIG_MAX_PRIO, &n))

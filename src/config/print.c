@@ -55,6 +55,35 @@ static void print_match(struct printer *p, const struct config_match *m,
 	print_close_object(p);
 }
 
+/* A class's upload values, on a line of their own below the class (the
+ * plain values are its download): printed when the config has an upload
+ * direction. */
+static void print_upload(struct printer *p, const struct config_dir_rates *u,
+			 int indent)
+{
+	print_open_object(p, "upload");
+	print_text(p, "%*supload", indent, "");
+	print_rate(p, "rate", " rate %s", u->rate);
+	print_rate(p, "ceil", " ceil %s", u->ceil);
+	print_size(p, "burst", " burst %s", u->burst);
+	print_size(p, "cburst", " cburst %s", u->cburst);
+	print_u64(p, "quantum", " quantum %llu", u->quantum);
+	print_text(p, "\n");
+	print_close_object(p);
+}
+
+/* Where each direction shapes; only what a config sets (direction
+ * ingress, ifb, upload_dev), so a one-direction config prints as before. */
+static void print_directions(struct printer *p, const struct config_device *d)
+{
+	if (d->ingress)
+		print_string(p, "direction", " direction %s", "ingress");
+	if (d->ifb[0])
+		print_string(p, "ifb", " ifb %s", d->ifb);
+	if (d->upload_dev[0])
+		print_string(p, "upload_dev", " upload_dev %s", d->upload_dev);
+}
+
 static void print_class(struct printer *p, const struct htb_config *cfg,
 			const struct config_class *c)
 {
@@ -81,6 +110,8 @@ static void print_class(struct printer *p, const struct htb_config *cfg,
 		.target_ns = c->aqm.target_ns, .interval_ns = c->aqm.interval_ns,
 	});
 	print_text(p, "\n");
+	if (cfg->dev.upload_dev[0])
+		print_upload(p, &c->up, indent + 4);
 	print_open_array(p, "matches");
 	for (__u32 i = 0; i < c->nmatches; i++)
 		print_match(p, &c->matches[i], indent + 4);
@@ -112,6 +143,7 @@ int config_print(const struct htb_config *cfg, struct printer *p)
 	print_time(p, "interval", " interval %s", d->aqm.interval_ns);
 	print_bool(p, "ecn", " ecn %s", d->aqm.ecn);
 	print_bool(p, "flows", " flows %s", d->aqm.flows);
+	print_directions(p, d);
 	print_open_array(p, "mark_masks");
 	for (__u32 i = 0; i < cfg->nmasks; i++)
 		print_u64(p, NULL, NULL, cfg->mark_masks[i]);

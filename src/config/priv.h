@@ -39,11 +39,13 @@ enum aqm_key { AK_AQM, AK_TARGET, AK_INTERVAL, AK_ECN, AK_FLOWS, AK_MAX };
 
 enum dev_key {
 	DK_DEFAULT, DK_HYSTERESIS, DK_R2Q, DK_LIMIT, DK_OVERHEAD, DK_MPU,
-	DK_LINKLAYER, DK_AQM, DK_MAX = DK_AQM + AK_MAX
+	DK_LINKLAYER, DK_UPLOAD_DEV, DK_DIRECTION, DK_IFB, DK_AQM,
+	DK_MAX = DK_AQM + AK_MAX
 };
 enum class_key {
 	CK_PARENT, CK_RATE, CK_CEIL, CK_BURST, CK_CBURST, CK_PRIO, CK_QUANTUM,
-	CK_LIMIT, CK_MATCH, CK_AQM, CK_MAX = CK_AQM + AK_MAX
+	CK_LIMIT, CK_MATCH, CK_UPLOAD_RATE, CK_UPLOAD_CEIL, CK_UPLOAD_BURST,
+	CK_UPLOAD_CBURST, CK_AQM, CK_MAX = CK_AQM + AK_MAX
 };
 
 /* One [class] section as written (file order). */
@@ -53,6 +55,7 @@ struct raw_class {
 	__u32 parent_id;		/* as written: a bare minor has no major bits */
 	__u32 key_line[CK_MAX];		/* first line of each key; 0 = absent */
 	__u64 rate, ceil, burst, cburst, limit_ns;
+	__u64 up_rate, up_ceil, up_burst, up_cburst;	/* upload_* as written */
 	__u32 prio, quantum;
 	struct config_aqm aqm;		/* the keys given: key_line[CK_AQM + AK_*] */
 	__u32 match_first, nmatches;	/* slice of cfg_parse.m */

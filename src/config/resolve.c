@@ -259,6 +259,57 @@ static void check_burst(struct cfg_parse *ps, unsigned line, const char *key,
 			 key, b, a, rate_key);
 }
 
+/* Any upload_* key in the class: then its upload values are checked on
+ * their own (else they are the plain ones, checked already). */
+static unsigned upload_line(const struct raw_class *r)
+{
+	for (int k = CK_UPLOAD_RATE; k <= CK_UPLOAD_CBURST; k++)
+		if (r->key_line[k])
+			return r->key_line[k];
+	return 0;
+}
+
+/* The upload direction's values: each upload_* key as written, else what
+ * the plain key would give in its place, so a config without them is
+ * symmetric: upload_ceil is ceil if written, else upload_rate (as ceil
+ * defaults to rate); a burst is the written burst, else the default for
+ * the upload rate; the quantum is the written one, else upload_rate / r2q.
+ * Warned as the plain values are: ceil below rate, a burst too short or
+ * too long. */
+static void fill_upload(struct cfg_parse *ps, const struct raw_class *r,
+			struct config_class *c)
+{
+	const __u32 *kl = r->key_line;
+	struct config_dir_rates *u = &c->up;
+	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], d[UNIT_BUF];
+	bool clamped = false;
+
+	u->rate = kl[CK_UPLOAD_RATE] ? r->up_rate : c->rate;
+	u->ceil = kl[CK_UPLOAD_CEIL] ? r->up_ceil : kl[CK_CEIL] ? c->ceil : u->rate;
+	u->burst = kl[CK_UPLOAD_BURST] ? r->up_burst :
+		   kl[CK_BURST] ? c->burst : config_default_burst(u->rate);
+	u->cburst = kl[CK_UPLOAD_CBURST] ? r->up_cburst :
+		    kl[CK_CBURST] ? c->cburst : config_default_burst(u->ceil);
+	u->quantum = kl[CK_QUANTUM] ? c->quantum :
+		     config_default_quantum(u->rate, ps->dev.r2q, &clamped);
+	if (!upload_line(r))
+		return;
+	cid(c->classid, a);
+	if (!kl[CK_QUANTUM] && clamped && c->is_leaf && kl[CK_UPLOAD_RATE])
+		cfg_warn(&ps->diag, kl[CK_UPLOAD_RATE],
+			 "upload quantum of class %s clamped to %u (upload_rate / r2q is outside %u..%u); set quantum or [device] r2q",
+			 a, u->quantum, CONFIG_QUANTUM_MIN, CONFIG_QUANTUM_MAX);
+	if (u->ceil < u->rate)
+		cfg_warn(&ps->diag, kl[CK_UPLOAD_CEIL] ? kl[CK_UPLOAD_CEIL] : upload_line(r),
+			 "upload_ceil %s of class %s is below its upload_rate %s: accepted as tc does, the class never exceeds it",
+			 sprint_rate(u->ceil, b, sizeof(b)), a,
+			 sprint_rate(u->rate, d, sizeof(d)));
+	check_burst(ps, kl[CK_UPLOAD_BURST], "upload_burst", u->burst, c->classid,
+		    "upload_rate", u->rate);
+	check_burst(ps, kl[CK_UPLOAD_CBURST], "upload_cburst", u->cburst, c->classid,
+		    "upload_ceil", u->ceil);
+}
+
 static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 		       const struct raw_class *r, __u32 nchildren)
 {
@@ -309,31 +360,74 @@ static void fill_class(struct cfg_parse *ps, struct htb_config *cfg,
 		    "rate", c->rate);
 	check_burst(ps, r->key_line[CK_CBURST], "cburst", c->cburst, c->classid,
 		    "ceil", c->ceil);
+	fill_upload(ps, r, c);
 }
 
-static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg)
+static __u64 dir_rate(const struct config_class *c, enum config_dir dir)
+{
+	return dir == CONFIG_DIR_UPLOAD ? c->up.rate : c->rate;
+}
+
+/* In one direction; upload only where it differs from download (a config
+ * without upload_* keys would say everything twice). */
+static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg,
+				enum config_dir dir)
 {
 	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], d[UNIT_BUF];
+	const char *what = dir == CONFIG_DIR_UPLOAD ? "upload rates" : "rates";
+	const char *its = dir == CONFIG_DIR_UPLOAD ? "upload_rate" : "rate";
 	__u64 *sum = calloc(cfg->nclasses, sizeof(*sum));
 
 	if (!sum)
 		return;
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		__u32 p = cfg->classes[i].parent;
+		__u64 r = dir_rate(&cfg->classes[i], dir);
 
 		if (p != CONFIG_NO_INDEX) {
-			sum[p] += cfg->classes[i].rate;
-			if (sum[p] < cfg->classes[i].rate)
+			sum[p] += r;
+			if (sum[p] < r)
 				sum[p] = ~0ull;		/* saturate */
 		}
 	}
 	for (__u32 i = 0; i < cfg->nclasses; i++)
-		if (sum[i] > cfg->classes[i].rate)
+		if (sum[i] > dir_rate(&cfg->classes[i], dir))
 			cfg_warn(&ps->diag, cfg->classes[i].line,
-				 "the rates of the children of class %s add up to %s, above its rate %s: they are guaranteed only while it can borrow",
-				 cid(cfg->classes[i].classid, a), sprint_rate(sum[i], b, sizeof(b)),
-				 sprint_rate(cfg->classes[i].rate, d, sizeof(d)));
+				 "the %s of the children of class %s add up to %s, above its %s %s: they are guaranteed only while it can borrow",
+				 what, cid(cfg->classes[i].classid, a),
+				 sprint_rate(sum[i], b, sizeof(b)), its,
+				 sprint_rate(dir_rate(&cfg->classes[i], dir), d, sizeof(d)));
 	free(sum);
+}
+
+/* The first upload_* key of the file, 0 if none. */
+static unsigned first_upload_line(const struct cfg_parse *ps)
+{
+	unsigned first = 0;
+
+	for (__u32 i = 0; i < ps->ncls; i++) {
+		unsigned l = upload_line(&ps->cls[i]);
+
+		if (l && (!first || l < first))
+			first = l;
+	}
+	return first;
+}
+
+/* Keys that do nothing where they stand are warned, as AQM keys of an
+ * inner class are: upload_* without upload_dev, ifb without ingress. */
+static void check_directions(struct cfg_parse *ps, struct htb_config *cfg)
+{
+	unsigned up = first_upload_line(ps);
+
+	if (up && !ps->dev.upload_dev[0])
+		cfg_warn(&ps->diag, up,
+			 "upload_* keys have no effect without [device] upload_dev (the device whose egress carries the upload direction)");
+	if (ps->dev_key_line[DK_IFB] && !ps->dev.ingress)
+		cfg_warn(&ps->diag, ps->dev_key_line[DK_IFB],
+			 "ifb has no effect without direction = ingress");
+	if (up)
+		warn_oversubscribed(ps, cfg, CONFIG_DIR_UPLOAD);
 }
 
 /* Moves the matches next to their classes, in class order. */
@@ -615,7 +709,8 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 	if (cfg_check_conflicts(ps, cfg))
 		goto out;
 	sort_masks(ps, cfg);
-	warn_oversubscribed(ps, cfg);
+	warn_oversubscribed(ps, cfg, CONFIG_DIR_DOWNLOAD);
+	check_directions(ps, cfg);
 	ret = 0;
 out:
 	free_scratch(&rs);

@@ -19,31 +19,6 @@
 
 #include "loader/pins.h"
 
-bool ifname_valid(const char *name, const char **why)
-{
-	const char *bad = NULL;
-
-	if (!*name)
-		bad = "it is empty";
-	else if (strnlen(name, IFNAMSIZ) >= IFNAMSIZ)
-		bad = "it is longer than 15 bytes";
-	else if (!strcmp(name, ".") || !strcmp(name, ".."))
-		bad = "'.' and '..' are not allowed";
-	for (const char *c = name; !bad && *c; c++) {
-		if (*c == '/')
-			bad = "it contains '/'";
-		else if (*c == ':')
-			bad = "it contains ':'";
-		/* the kernel's isspace(), which counts Latin-1's no-break
-		 * space (0xa0) as white space too */
-		else if (isspace((unsigned char)*c) || (unsigned char)*c == 0xa0)
-			bad = "it contains white space";
-	}
-	if (why)
-		*why = bad;
-	return !bad;
-}
-
 int pin_dir(const char *ifname, char *buf, size_t len)
 {
 	int n;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+#include "common/common.h"
 #include "netlink/qdisc.h"
 
 #define BPFFS		"/sys/fs/bpf"
@@ -70,11 +71,6 @@ struct htbctl_meta {
 	__u32 pending_gen;
 	char pending_config[256];
 };
-
-/* Whether name can be a network device's: what the kernel's
- * dev_valid_name() accepts (1 to 15 bytes, not "." or "..", no '/', ':' or
- * white space). *why (if why is not NULL) gets the problem. */
-bool ifname_valid(const char *name, const char **why);
 
 /* "/sys/fs/bpf/htbctl/IFACE" and "/sys/fs/bpf/htbctl/IFACE/NAME";
  * -EINVAL for a name that is no device's (it could be a path). */

@@ -645,3 +645,167 @@ Test(majors, too_many_classes, .timeout = 60)
 	free(text);
 	free(diag);
 }
+
+/* ---- directions (docs/config.md "Directions") ---- */
+
+Test(directions, upload_defaults_to_the_plain_values)
+{
+	struct htb_config cfg;
+	const struct config_class *c;
+
+	parse_ok("[device]\nupload_dev = up0\n"
+		 "[class 1:1]\nrate = 20mbit\nceil = 40mbit\nburst = 100k\n"
+		 "[class 1:2]\nrate = 8mbit\nupload_rate = 2mbit\n"
+		 "[class 1:3]\nrate = 8mbit\nceil = 16mbit\nupload_rate = 2mbit\n"
+		 "quantum = 3000\nupload_cburst = 90k\n", &cfg);
+	cr_assert_str_eq(cfg.dev.upload_dev, "up0");
+	cr_assert_not(cfg.dev.ingress);
+	/* no upload keys: the upload values are the plain ones */
+	c = cls(&cfg, 0x10001);
+	cr_assert_eq(c->up.rate, c->rate);
+	cr_assert_eq(c->up.ceil, 5000000);
+	cr_assert_eq(c->up.burst, 102400);
+	cr_assert_eq(c->up.cburst, c->cburst);
+	cr_assert_eq(c->up.quantum, c->quantum);
+	/* upload_rate alone: ceil, bursts and quantum follow it as the plain
+	 * ones follow rate */
+	c = cls(&cfg, 0x10002);
+	cr_assert_eq(c->up.rate, 250000);
+	cr_assert_eq(c->up.ceil, 250000);
+	cr_assert_eq(c->up.burst, config_default_burst(250000));
+	cr_assert_eq(c->up.cburst, config_default_burst(250000));
+	cr_assert_eq(c->up.quantum, 25000);
+	cr_assert_eq(c->rate, 1000000);		/* download untouched */
+	cr_assert_eq(c->quantum, 100000);
+	/* a written ceil and quantum stay; an upload_cburst is its own */
+	c = cls(&cfg, 0x10003);
+	cr_assert_eq(c->up.ceil, 2000000);
+	cr_assert_eq(c->up.quantum, 3000);
+	cr_assert_eq(c->up.cburst, 92160);
+	cr_assert_eq(c->up.burst, config_default_burst(250000));
+	config_free(&cfg);
+}
+
+Test(directions, device_keys)
+{
+	struct htb_config cfg;
+	char *w;
+
+	parse_ok("[device]\ndirection = ingress\nifb = ifb-wan\nupload_dev = eth0\n"
+		 "[class 1:1]\nrate = 1mbit\n", &cfg);
+	cr_assert(cfg.dev.ingress);
+	cr_assert_str_eq(cfg.dev.ifb, "ifb-wan");
+	cr_assert_str_eq(cfg.dev.upload_dev, "eth0");
+	config_free(&cfg);
+	parse_ok("[device]\ndirection = egress\n[class 1:1]\nrate = 1mbit\n", &cfg);
+	cr_assert_not(cfg.dev.ingress);
+	cr_assert_eq(cfg.dev.ifb[0], '\0');
+	cr_assert_eq(cfg.dev.upload_dev[0], '\0');
+	config_free(&cfg);
+	/* keys that do nothing where they stand are warned, not refused */
+	w = accepted("[device]\nifb = x\n[class 1:1]\nrate = 1mbit\nupload_rate = 2mbit\n", &cfg);
+	cr_assert(strstr(w, "t.ini:2: warning: ifb has no effect without direction = ingress"), "%s", w);
+	cr_assert(strstr(w, "t.ini:5: warning: upload_* keys have no effect without [device] upload_dev"), "%s", w);
+	free(w);
+	config_free(&cfg);
+}
+
+Test(directions, refused)
+{
+	static const struct { const char *text, *msg; } bad[] = {
+		{ "[device]\nupload_dev = a/b\n[class 1:1]\nrate = 1mbit\n",
+		  "t.ini:2: invalid device name 'a/b' for 'upload_dev': it contains '/'" },
+		{ "[device]\nifb = 0123456789abcdef\n[class 1:1]\nrate = 1mbit\n",
+		  "t.ini:2: invalid device name '0123456789abcdef' for 'ifb': it is longer than 15 bytes" },
+		{ "[device]\ndirection = in\n[class 1:1]\nrate = 1mbit\n",
+		  "t.ini:2: invalid value 'in' for 'direction': expected egress or ingress" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_rate = 0\n",
+		  "t.ini:3: invalid rate '0' for 'upload_rate'" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_ceil = fast\n",
+		  "t.ini:3: invalid rate 'fast' for 'upload_ceil'" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_burst = 0\n",
+		  "t.ini:3: invalid size '0' for 'upload_burst'" },
+		{ "[device]\nupload_dev = u\n[class 1:1]\nrate = 1mbit\nupload_cburst = 100mb\n",
+		  "t.ini:5: upload_cburst 100Mb of class 1:1 lasts more than 275s at its upload_ceil 1Mbit" },
+		{ "[device]\nupload_rate = 1mbit\n[class 1:1]\nrate = 1mbit\n",
+		  "t.ini:2: key 'upload_rate' belongs in a [class] section, not in [device]" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_dev = x\n",
+		  "t.ini:3: key 'upload_dev' belongs in a [device] section, not in [class 1:1]" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_rat = 1mbit\n",
+		  "t.ini:3: unknown key 'upload_rat' in [class 1:1] (did you mean 'upload_rate'?)" },
+		{ "[class 1:1]\nrate = 1mbit\nupload_rate = 1mbit\nupload_rate = 2mbit\n",
+		  "t.ini:4: duplicate key 'upload_rate' in [class 1:1] (first at line 3)" },
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *d = refused(bad[i].text);
+
+		cr_assert(strstr(d, bad[i].msg), "want '%s', got '%s'", bad[i].msg, d);
+		free(d);
+	}
+}
+
+Test(directions, upload_checked_like_the_plain_values)
+{
+	struct htb_config cfg;
+	char *w;
+
+	w = accepted("[device]\nupload_dev = u\n"
+		     "[class 1:1]\nrate = 10mbit\nupload_rate = 4mbit\n"
+		     "[class 1:2]\nparent = 1:1\nrate = 5mbit\nupload_rate = 3mbit\nupload_ceil = 2mbit\n"
+		     "[class 1:3]\nparent = 1:1\nrate = 5mbit\nupload_rate = 3mbit\nupload_burst = 1600\n", &cfg);
+	cr_assert(strstr(w, "t.ini:10: warning: upload_ceil 2Mbit of class 1:2 is below its upload_rate 3Mbit"), "%s", w);
+	cr_assert(strstr(w, "t.ini:15: warning: upload_burst 1600b of class 1:3 is less than one 64Kb GSO packet"), "%s", w);
+	cr_assert(strstr(w, "t.ini:3: warning: the upload rates of the children of class 1:1 add up to 6Mbit, above its upload_rate 4Mbit"), "%s", w);
+	/* download's rates add up to the parent's: no word about them */
+	cr_assert_null(strstr(w, "warning: the rates of"), "%s", w);
+	free(w);
+	config_free(&cfg);
+}
+
+Test(directions, upload_view_mirrors_matches)
+{
+	struct htb_config cfg, up, down;
+	const struct config_class *c;
+
+	parse_ok("[device]\nupload_dev = u\n"
+		 "[class 1:1]\nrate = 10mbit\nupload_rate = 4mbit\n"
+		 "[class 1:10]\nparent = 1:1\nrate = 5mbit\nupload_rate = 1mbit\n"
+		 "match = dst 198.18.5.7/32\nmatch = src fd00::/64\n"
+		 "match = tcp dport 80-81\nmatch = udp sport 53\n"
+		 "match = mark 0x10\nmatch = dscp 46\n", &cfg);
+	cr_assert_eq(config_direction(&cfg, CONFIG_DIR_UPLOAD, &up), 0);
+	cr_assert_eq(config_direction(&cfg, CONFIG_DIR_DOWNLOAD, &down), 0);
+	cr_assert_eq(up.nclasses, 2);
+	c = &up.classes[config_find_class(&up, 0x10010)];
+	cr_assert_eq(c->rate, 125000);
+	cr_assert_eq(c->ceil, 125000);
+	cr_assert_eq(c->burst, config_default_burst(125000));
+	cr_assert_eq(c->quantum, 12500);
+	cr_assert_eq(c->nmatches, 6);
+	cr_assert(c->matches >= up.matches && c->matches < up.matches + up.nmatches);
+	cr_assert_eq(c->matches[0].kind, CONFIG_MATCH_SRC4);
+	cr_assert_arr_eq(c->matches[0].key.lpm4.addr, ((__u8[]){ 198, 18, 5, 7 }), 4);
+	cr_assert_eq(c->matches[1].kind, CONFIG_MATCH_DST6);
+	cr_assert_eq(c->matches[2].key.port.dir, HTB_PORT_SRC);
+	cr_assert_eq(c->matches[2].key.port.proto, IPPROTO_TCP);
+	cr_assert_eq(c->matches[3].key.port.dir, HTB_PORT_DST);
+	cr_assert_eq(c->matches[4].kind, CONFIG_MATCH_MARK);
+	cr_assert_eq(c->matches[5].kind, CONFIG_MATCH_DSCP);
+	cr_assert_eq(up.nkeys[CONFIG_MATCH_SRC4], 1);
+	cr_assert_eq(up.nkeys[CONFIG_MATCH_DST4], 0);
+	cr_assert_eq(up.nkeys[CONFIG_MATCH_DST6], 1);
+	cr_assert_eq(up.nkeys[CONFIG_MATCH_SRC6], 0);
+	cr_assert_eq(up.nkeys[CONFIG_MATCH_PORT], 3);
+	/* download is the config as written; the original is untouched */
+	c = &down.classes[config_find_class(&down, 0x10010)];
+	cr_assert_eq(c->rate, 625000);
+	cr_assert_eq(c->matches[0].kind, CONFIG_MATCH_DST4);
+	cr_assert_eq(cfg.matches[0].kind, CONFIG_MATCH_DST4);
+	cr_assert_eq(cfg.classes[1].rate, 625000);
+	config_free(&up);
+	config_free(&down);
+	config_free(&cfg);
+	cr_assert_str_eq(config_dir_name(CONFIG_DIR_UPLOAD), "upload");
+	cr_assert_str_eq(config_dir_name(CONFIG_DIR_DOWNLOAD), "download");
+}

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* What htbctl echoes from its user: values in messages quoted, bounded
  * and escaped (msg_clip, msg_quote, p_err in src/common/common.c), and device
- * names checked as the kernel checks them (ifname_valid in src/loader/pins.c)
+ * names checked as the kernel checks them (ifname_valid in src/common/common.c)
  * before any path is built from them. */
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
