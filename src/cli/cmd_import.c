@@ -9,7 +9,6 @@
 #include "cli/commands.h"
 #include "import/import.h"
 #include "import/libreqos.h"
-#include "loader/pins.h"
 
 struct import_job {
 	struct imp_tree *t;

@@ -730,19 +730,37 @@ static int read_devices(struct lqos *q, const struct lqos_text *t)
 
 /* ---- the tree: rates of nodes and the root, class ids ---------------- */
 
+/* The mins of the circuits that hang directly on each class: sum[2 * (b
+ * + 1) + dir], b the node (-1 the root), as node_rates indexes. */
+static void circuit_mins(const struct lqos *q, __u64 *sum)
+{
+	for (unsigned c = 0; c < q->ncirc; c++) {
+		const struct lq_circuit *ci = &q->circ[c];
+		int up = ci->parent < 0 ? -1 : q->nodes[ci->parent].shaped;
+
+		for (int k = 0; k < 2; k++)
+			sum[2 * (up + 1) + k] += ci->min[k];
+	}
+}
+
 /* Nodes get their bandwidth as ceil; as rate, what their parent can
  * guarantee: their bandwidth, or where the shaped children of one parent
- * add up to more than its rate, its rate split in proportion to their
- * bandwidths (a rate is HTB's guarantee, honoured without asking the
- * parent, so children must not be promised more than it has). Rounded
- * down to kbit. */
+ * add up to more than its rate less the mins of the circuits beside them,
+ * that rest split in proportion to their bandwidths (a rate is HTB's
+ * guarantee, honoured without asking the parent, so children must not be
+ * promised more than it has). Rounded down to kbit, at least 1kbit. */
 static int node_rates(struct lqos *q)
 {
 	unsigned n = q->nnodes;
 	__u64 *sum = calloc((size_t)n + 1, 2 * sizeof(*sum));
+	__u64 *cmin = calloc((size_t)n + 1, 2 * sizeof(*cmin));
 
-	if (!sum)
+	if (!sum || !cmin) {
+		free(sum);
+		free(cmin);
 		return lq_err(q, q->json_name, 0, "out of memory");
+	}
+	circuit_mins(q, cmin);
 	for (unsigned i = 0; i < n; i++) {
 		const struct lq_node *d = &q->nodes[i];
 		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
@@ -755,13 +773,17 @@ static int node_rates(struct lqos *q)
 		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
 
 		for (int k = 0; !d->virt && k < 2; k++) {
-			__u64 have = up < 0 ? sum[k] : q->nodes[up].rate[k], want = sum[2 * (up + 1) + k];
-			unsigned __int128 r = want > have ? (unsigned __int128)d->bw[k] * have / want :
-							    d->bw[k];
+			/* the root's rate is made to fit its top-level nodes */
+			__u64 have = up < 0 ? sum[k] : q->nodes[up].rate[k];
+			__u64 beside = up < 0 ? 0 : cmin[2 * (up + 1) + k];
+			__u64 avail = have > beside ? have - beside : 0, want = sum[2 * (up + 1) + k];
+			unsigned __int128 r = want > avail ? (unsigned __int128)d->bw[k] * avail / want :
+							     d->bw[k];
 
-			d->rate[k] = r >= 1000 ? (__u64)r / 1000 * 1000 : r >= 8 ? (__u64)r : 8;
+			d->rate[k] = r >= 1000 ? (__u64)r / 1000 * 1000 : 1000;
 		}
 	}
+	free(cmin);
 	/* the root: its top-level nodes, its own circuits' ceilings and the default class */
 	for (int k = 0; k < 2; k++)
 		q->root[k] = sum[k] + q->defrate;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
 #include "import/libreqos.h"
 
 static const char *cid(__u32 id, char *buf, size_t len)
@@ -37,6 +38,17 @@ static void write_rates(FILE *out, const __u64 rate[2], const __u64 ceil[2])
 	write_rate(out, "ceil", ceil[LQ_DOWN]);
 	write_rate(out, "upload_rate", rate[LQ_UP]);
 	write_rate(out, "upload_ceil", ceil[LQ_UP]);
+}
+
+/* A leaf's quantum where rate / r2q (10) falls outside HTB's 1000..200000
+ * bytes: the clamped value written, as the config would take it, so that
+ * `htbctl check` of 10,000 circuits does not warn about each one. */
+static void write_quantum(FILE *out, __u64 bits)
+{
+	__u64 q = bits / 8 / CONFIG_DEFAULT_R2Q;
+
+	if (q < CONFIG_QUANTUM_MIN || q > CONFIG_QUANTUM_MAX)
+		fprintf(out, "quantum = %u\n", q < CONFIG_QUANTUM_MIN ? CONFIG_QUANTUM_MIN : CONFIG_QUANTUM_MAX);
 }
 
 /* A name from the files inside "...": one line whatever it holds
@@ -134,6 +146,7 @@ static void write_circuit(FILE *out, const struct lqos *q, unsigned ci, const un
 	fprintf(out, "[class %s]\n", cid(c->classid, id, sizeof(id)));
 	fprintf(out, "parent = %s\n", cid(parent_class(q, c->parent), id, sizeof(id)));
 	write_rates(out, c->min, c->max);
+	write_quantum(out, c->min[LQ_DOWN]);
 	for (unsigned k = astart[ci]; k < astart[ci + 1]; k++)
 		write_match(out, &q->addr[q->addr[k].by_circuit]);
 }
