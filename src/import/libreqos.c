@@ -322,10 +322,11 @@ static int read_network(struct lqos *q, const struct lqos_text *t)
 	if (json_parse(t->text, t->len, &root, why, sizeof(why), &line))
 		return lq_err(q, t->name, line, "%s", why);
 	if (root.type != JSON_OBJECT) {
+		lq_err(q, t->name, root.line,
+		       "the top is %s: network.json is an object of nodes ({} for a flat network)",
+		       json_type_name(root.type));
 		json_free(&root);
-		return lq_err(q, t->name, root.line,
-			      "the top is %s: network.json is an object of nodes ({} for a flat network)",
-			      json_type_name(root.type));
+		return -1;
 	}
 	rc = add_nodes(q, &root, -1, 0);
 	json_free(&root);
