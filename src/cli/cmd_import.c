@@ -78,6 +78,28 @@ static int take_upload_dev(const struct ctx *ctx, int *argc, char **argv, const 
 	return 0;
 }
 
+/* What was written: a line on stderr, or with -j and -o an object on
+ * stdout (without -o stdout is the config itself). */
+static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const char *file)
+{
+	struct printer p;
+
+	p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
+	       q->ncirc, q->rows, q->naddr, q->nnodes, q->nclasses);
+	if (!ctx->json || !file)
+		return;
+	printer_init(&p, true, stdout);
+	print_open_object(&p, NULL);
+	print_string(&p, "file", NULL, file);
+	print_u64(&p, "circuits", NULL, q->ncirc);
+	print_u64(&p, "devices", NULL, q->rows);
+	print_u64(&p, "addresses", NULL, q->naddr);
+	print_u64(&p, "nodes", NULL, q->nnodes);
+	print_u64(&p, "classes", NULL, q->nclasses);
+	print_close_object(&p);
+	printer_finish(&p);
+}
+
 /* import libreqos ShapedDevices.csv network.json: both files read and
  * checked before anything is written. */
 static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
@@ -105,8 +127,7 @@ static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const c
 	if (rc && !file)
 		p_err(ctx, "writing the config to stdout: %s", strerror(errno));
 	else if (!rc)
-		p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
-		       q.ncirc, q.rows, q.naddr, q.nnodes, q.nclasses);
+		libreqos_summary(ctx, &q, file);
 	lqos_free(&q);
 	return rc ? EXIT_FAIL : EXIT_OK;
 }

@@ -327,6 +327,15 @@ test_error_in_json_mode() {
 	jq -e '.error | test("d.csv:3: Parent Node")' "$tmp/out" > /dev/null || fail "$(oneline "$tmp/out")"
 }
 
+# With -j and -o, what was written is an object on stdout.
+test_json_summary() {
+	"$HTBCTL" -j import libreqos $sample/ShapedDevices.csv $sample/network.json -o "$tmp/c.ini" > "$tmp/out" 2> "$tmp/err" ||
+		fail "$(oneline "$tmp/err")"
+	[ "$(jq -c '[.circuits, .devices, .addresses, .nodes, .classes]' "$tmp/out")" = "[8,9,16,7,16]" ] ||
+		fail "$(oneline "$tmp/out")"
+	[ ! -s "$tmp/err" ] || fail "stderr: $(oneline "$tmp/err")"
+}
+
 # ---- the round trip ----------------------------------------------------
 
 # roundtrip N: lqos_generate's set of N circuits imported, checked with
