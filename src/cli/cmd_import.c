@@ -49,25 +49,29 @@ static int fill_libreqos(const struct ctx *ctx, FILE *f, void *arg)
 	return lqos_write(arg, f);
 }
 
-/* Strips "--upload-dev IFACE" out of argv. The name goes into the config
- * as a value: what the kernel would refuse as a device name (and so
- * anything that could break the line) is refused here. */
-static int take_upload_dev(const struct ctx *ctx, int *argc, char **argv, const char **dev)
+/* Strips "--upload-dev IFACE" and "--keep-ids FILE" out of argv. The
+ * device's name goes into the config as a value: what the kernel would
+ * refuse as a device name (and so anything that could break the line) is
+ * refused here. */
+static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, const char **dev,
+			      const char **keep)
 {
 	const char *why;
 	int n = 0;
 
 	for (int i = 0; i < *argc; i++) {
-		if (strcmp(argv[i], "--upload-dev")) {
+		bool is_dev = !strcmp(argv[i], "--upload-dev"), is_keep = !strcmp(argv[i], "--keep-ids");
+
+		if (!is_dev && !is_keep) {
 			argv[n++] = argv[i];
 			continue;
 		}
 		if (i + 1 >= *argc) {
-			p_err(ctx, "--upload-dev needs a device");
+			p_err(ctx, "%s needs a %s", argv[i], is_dev ? "device" : "file");
 			return -1;
 		}
-		*dev = argv[++i];
-		if (!ifname_valid(*dev, &why)) {
+		*(is_dev ? dev : keep) = argv[++i];
+		if (is_dev && !ifname_valid(*dev, &why)) {
 			char q[MSG_QUOTE_BUF];
 
 			p_err(ctx, "--upload-dev %s: %s", msg_quote(q, sizeof(q), *dev), why);
@@ -83,9 +87,13 @@ static int take_upload_dev(const struct ctx *ctx, int *argc, char **argv, const 
 static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const char *file)
 {
 	struct printer p;
+	char f[MSG_QUOTE_BUF];
 
 	p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
 	       q->ncirc, q->rows, q->naddr, q->nnodes, q->nclasses);
+	if (q->prev_name)
+		p_info(ctx, "import: %u of them kept their class id from %s", q->kept,
+		       msg_quote(f, sizeof(f), q->prev_name));
 	if (!ctx->json || !file)
 		return;
 	printer_init(&p, true, stdout);
@@ -96,6 +104,8 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 	print_u64(&p, "addresses", NULL, q->naddr);
 	print_u64(&p, "nodes", NULL, q->nnodes);
 	print_u64(&p, "classes", NULL, q->nclasses);
+	if (q->prev_name)
+		print_u64(&p, "kept_ids", NULL, q->kept);
 	print_close_object(&p);
 	printer_finish(&p);
 }
@@ -105,17 +115,17 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
 {
 	struct lqos q = { 0 };
-	const char *upload_dev = NULL;
+	const char *upload_dev = NULL, *keep = NULL;
 	int rc;
 
-	if (take_upload_dev(ctx, &argc, argv, &upload_dev))
+	if (take_libreqos_opts(ctx, &argc, argv, &upload_dev, &keep))
 		return EXIT_USAGE;
 	if (argc != 3) {
 		p_err(ctx, argc < 3 ? "import libreqos needs ShapedDevices.csv and network.json" :
 				      "unexpected argument '%s' after import libreqos CSV JSON", argv[argc - 1]);
 		return EXIT_USAGE;
 	}
-	if (lqos_read_files(ctx, &q, argv[1], argv[2])) {
+	if (lqos_read_files(ctx, &q, argv[1], argv[2], keep)) {
 		lqos_free(&q);
 		return EXIT_FAIL;
 	}

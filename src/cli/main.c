@@ -99,7 +99,7 @@ static const struct cmd cmds[] = {
 	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
 	  "reload result and time; --metrics-classes as for metrics. "
 	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
-	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [-o FILE]",
+	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [--keep-ids FILE] [-o FILE]",
 	  "turn a live kernel HTB tree (or a tc script, or LibreQoS's files) into an htbctl config",
 	  "dev IFACE reads the HTB tree on IFACE over netlink: the root HTB qdisc's "
 	  "default and r2q, every class's rate, ceil, burst, cburst, prio and quantum, "
@@ -120,7 +120,10 @@ static const struct cmd cmds[] = {
 	  "(--upload-dev IFACE names its device in [device]); each address of a "
 	  "circuit's devices is a `match = dst`; the rows of one Circuit ID are one "
 	  "class. Class ids are hex minors in file order from 1:1 (the root) and 1:2 "
-	  "(the default class), continuing in major 2 after 1:ffff. Any problem (a bad "
+	  "(the default class), continuing in major 2 after 1:ffff; --keep-ids FILE "
+	  "gives each circuit and node the id it has in FILE, an earlier import's "
+	  "config, so that a reload after a new CRM export keeps their state, and new "
+	  "ones ids FILE does not use. Any problem (a bad "
 	  "value, an unknown Parent Node, an address given twice, devices of one circuit "
 	  "with different rates) is one line FILE:LINE naming the column and value, exit "
 	  "1, and nothing is written. "

@@ -73,85 +73,32 @@ int lqos_parse_mbps(const char *s, __u64 *bits)
 	return 0;
 }
 
-/* ---- maps ------------------------------------------------------------ */
+/* ---- maps (import/lq_map.h) --------------------------------------- */
 
-static __u32 hash_bytes(const void *key, size_t len)
+static bool same_node(const void *arg, __u32 idx, const void *key)
 {
-	const unsigned char *b = key;
-	__u32 h = 2166136261u;		/* FNV-1a */
+	const struct lqos *q = arg;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 16777619u;
-	return h;
-}
-
-typedef bool (*lq_same_fn)(const struct lqos *q, __u32 idx, const void *key);
-
-/* The index under key, or -1. */
-static long map_find(const struct lqos *q, const struct lq_map *m, __u32 h, lq_same_fn same,
-		     const void *key)
-{
-	for (__u32 i = h & (m->cap - 1); m->cap && m->slot[i].idx1; i = (i + 1) & (m->cap - 1))
-		if (m->slot[i].hash == h && same(q, m->slot[i].idx1 - 1, key))
-			return m->slot[i].idx1 - 1;
-	return -1;
-}
-
-static int map_grow(struct lq_map *m)
-{
-	__u32 cap = m->cap ? m->cap * 2 : 1024;
-	struct lq_slot *s = calloc(cap, sizeof(*s));
-
-	if (!s)
-		return -1;
-	for (__u32 i = 0; i < m->cap; i++) {
-		__u32 j;
-
-		if (!m->slot[i].idx1)
-			continue;
-		for (j = m->slot[i].hash & (cap - 1); s[j].idx1; j = (j + 1) & (cap - 1))
-			;
-		s[j] = m->slot[i];
-	}
-	free(m->slot);
-	m->slot = s;
-	m->cap = cap;
-	return 0;
-}
-
-/* Adds idx under hash h (the caller found no equal key). */
-static int map_add(struct lq_map *m, __u32 h, __u32 idx)
-{
-	__u32 i;
-
-	if ((m->n + 1) * 2 > m->cap && map_grow(m))
-		return -1;
-	for (i = h & (m->cap - 1); m->slot[i].idx1; i = (i + 1) & (m->cap - 1))
-		;
-	m->slot[i].idx1 = idx + 1;
-	m->slot[i].hash = h;
-	m->n++;
-	return 0;
-}
-
-static bool same_node(const struct lqos *q, __u32 idx, const void *key)
-{
 	return !strcmp(q->nodes[idx].name, key);
 }
 
-static bool same_circuit(const struct lqos *q, __u32 idx, const void *key)
+static bool same_circuit(const void *arg, __u32 idx, const void *key)
 {
+	const struct lqos *q = arg;
+
 	return !strcmp(q->circ[idx].id, key);
 }
 
-static bool same_prefix(const struct lqos *q, __u32 idx, const void *key)
+static bool same_prefix(const void *arg, __u32 idx, const void *key)
 {
+	const struct lqos *q = arg;
+
 	return !memcmp(&q->addr[idx].p, key, sizeof(struct lq_prefix));
 }
 
 static long node_find(const struct lqos *q, const char *name)
 {
-	return map_find(q, &q->node_by_name, hash_bytes(name, strlen(name)), same_node, name);
+	return lq_map_find(&q->node_by_name, lq_hash(name, strlen(name)), same_node, q, name);
 }
 
 /* ---- growing arrays -------------------------------------------------- */
@@ -246,7 +193,7 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 	char a[MSG_QUOTE_BUF];
 	struct lq_node *n;
 	long dup;
-	__u32 h = hash_bytes(m->key, strlen(m->key));
+	__u32 h = lq_hash(m->key, strlen(m->key));
 	unsigned idx = q->nnodes;
 
 	if (v->type != JSON_OBJECT)
@@ -254,13 +201,13 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 			      json_type_name(v->type));
 	if (!m->key[0])
 		return lq_err(q, q->json_name, m->line, "a node with an empty name");
-	dup = map_find(q, &q->node_by_name, h, same_node, m->key);
+	dup = lq_map_find(&q->node_by_name, h, same_node, q, m->key);
 	if (dup >= 0)
 		return lq_err(q, q->json_name, m->line,
 			      "node name %s given twice (also line %u): ShapedDevices.csv's Parent Node could not tell them apart",
 			      QV(a, m->key), q->nodes[dup].line);
 	q->nodes = grow(q->nodes, &q->nodecap, q->nnodes, sizeof(*q->nodes));
-	if (!q->nodes || map_add(&q->node_by_name, h, idx))
+	if (!q->nodes || lq_map_add(&q->node_by_name, h, idx))
 		return lq_err(q, q->json_name, 0, "out of memory");
 	q->nnodes++;
 	n = &q->nodes[idx];
@@ -556,8 +503,8 @@ static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct 
 static int row_circuit(struct lqos *q, const struct lq_row *r, unsigned *ci)
 {
 	const char *id = r->v[COL_CIRCUIT_ID];
-	__u32 h = hash_bytes(id, strlen(id));
-	long at = map_find(q, &q->circ_by_id, h, same_circuit, id);
+	__u32 h = lq_hash(id, strlen(id));
+	long at = lq_map_find(&q->circ_by_id, h, same_circuit, q, id);
 	struct lq_circuit *c;
 
 	if (!id[0])
@@ -568,7 +515,7 @@ static int row_circuit(struct lqos *q, const struct lq_row *r, unsigned *ci)
 		return same_as_circuit(q, r, &q->circ[at]);
 	}
 	q->circ = grow(q->circ, &q->circcap, q->ncirc, sizeof(*q->circ));
-	if (!q->circ || map_add(&q->circ_by_id, h, q->ncirc))
+	if (!q->circ || lq_map_add(&q->circ_by_id, h, q->ncirc))
 		return lq_err(q, q->csv_name, 0, "out of memory");
 	c = &q->circ[q->ncirc];
 	*ci = q->ncirc++;
@@ -645,15 +592,15 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 
 	if (parse_prefix(q, r, col, word, &p))
 		return -1;
-	h = hash_bytes(&p, sizeof(p));
-	dup = map_find(q, &q->addr_by_prefix, h, same_prefix, &p);
+	h = lq_hash(&p, sizeof(p));
+	dup = lq_map_find(&q->addr_by_prefix, h, same_prefix, q, &p);
 	if (dup >= 0)
 		return lq_err(q, q->csv_name, r->line,
 			      "%s %s of circuit %s is also at line %u (circuit %s): an address belongs to one circuit",
 			      cols[col].name, QV(a, word), QV(b, r->v[COL_CIRCUIT_ID]), q->addr[dup].line,
 			      q->circ[q->addr[dup].circuit].id);
 	q->addr = grow(q->addr, &q->addrcap, q->naddr, sizeof(*q->addr));
-	if (!q->addr || map_add(&q->addr_by_prefix, h, q->naddr))
+	if (!q->addr || lq_map_add(&q->addr_by_prefix, h, q->naddr))
 		return lq_err(q, q->csv_name, 0, "out of memory");
 	e = &q->addr[q->naddr];
 	e->p = p;
@@ -830,13 +777,67 @@ static int group_circuits(struct lqos *q)
 	return 0;
 }
 
-/* Ids in the order lqos_write writes the classes: the root, the default
- * class, then each shaped node followed by its circuits, then the root's
- * own circuits. */
+/* A class id's place in lqos_classid's order, or -1 for one it never
+ * gives (the root's and the default class's places are taken). */
+static long id_index(__u32 id)
+{
+	__u32 maj = id >> 16, min = id & 0xffff;
+	__u64 k = (__u64)(maj - 1) * 0xffff + (min - 1);
+
+	return maj && min && k >= 2 && k < CONFIG_MAX_CLASSES ? (long)k : -1;
+}
+
+/* used[k]: the id of place k is free (0), taken by a class of this import
+ * (ID_TAKEN), or an id the earlier config gave a class (ID_PREV): kept for
+ * that class's circuit or node, and given to a new class only when no
+ * other id is left, so that a reload does not hand a deleted subscriber's
+ * counters to a new one. */
+enum { ID_FREE, ID_TAKEN, ID_PREV };
+
+static void reserve_prev(const struct lqos *q, unsigned char *used)
+{
+	for (unsigned i = 0; i < q->nprev; i++) {
+		long k = id_index(q->prev[i].classid);
+
+		if (k >= 0)
+			used[k] = ID_PREV;
+	}
+}
+
+/* --keep-ids: the class a circuit or node had in the earlier config. */
+static __u32 kept_id(struct lqos *q, char kind, const char *key, unsigned char *used)
+{
+	__u32 id = lqos_prev_id(q, kind, key);
+	long k = id ? id_index(id) : -1;
+
+	if (k < 0 || used[k] == ID_TAKEN)
+		return 0;
+	used[k] = ID_TAKEN;
+	q->kept++;
+	return id;
+}
+
+/* The next free id after *next; past the last, an earlier config's. */
+static __u32 fresh_id(unsigned char *used, __u32 *next)
+{
+	while (*next < CONFIG_MAX_CLASSES && used[*next] != ID_FREE)
+		(*next)++;
+	if (*next == CONFIG_MAX_CLASSES)
+		for (*next = 2; used[*next] == ID_TAKEN; (*next)++)
+			;
+	used[*next] = ID_TAKEN;
+	return lqos_classid((*next)++);
+}
+
+/* Ids: the root 1:1, the default class 1:2, then with --keep-ids the
+ * earlier config's id of each circuit and node it had; every other class
+ * the next id not taken, in the order lqos_write writes the classes (each
+ * shaped node followed by its circuits, then the root's own circuits). */
 static int number_classes(struct lqos *q)
 {
 	__u64 total = 2 + (__u64)q->ncirc;
-	__u32 k = 2;
+	__u32 next = 2;
+	unsigned char *used;
 	char f[MSG_QUOTE_BUF];
 
 	for (unsigned i = 0; i < q->nnodes; i++)
@@ -846,24 +847,40 @@ static int number_classes(struct lqos *q)
 			      "%llu classes (circuits, nodes of %s, the root and the default class): an htbctl config holds at most %u",
 			      (unsigned long long)total, QV(f, q->json_name), CONFIG_MAX_CLASSES);
 	q->nclasses = (__u32)total;
-	if (group_circuits(q))
-		return -1;
-	for (unsigned b = 0; b <= q->nnodes; b++) {
-		if (b < q->nnodes && q->nodes[b].virt)
-			continue;
-		if (b < q->nnodes)
-			q->nodes[b].classid = lqos_classid(k++);
-		for (unsigned i = q->cstart[b]; i < q->cstart[b + 1]; i++)
-			q->circ[q->corder[i]].classid = lqos_classid(k++);
+	/* total <= CONFIG_MAX_CLASSES: fresh_id always finds a free place */
+	used = calloc(CONFIG_MAX_CLASSES, 1);
+	if (!used || group_circuits(q)) {
+		free(used);
+		return used ? -1 : lq_err(q, q->csv_name, 0, "out of memory");
 	}
+	reserve_prev(q, used);
+	for (unsigned i = 0; i < q->nnodes; i++)
+		if (!q->nodes[i].virt)
+			q->nodes[i].classid = kept_id(q, 'n', q->nodes[i].name, used);
+	for (unsigned c = 0; c < q->ncirc; c++)
+		q->circ[c].classid = kept_id(q, 'c', q->circ[c].id, used);
+	for (unsigned b = 0; b <= q->nnodes; b++) {
+		if (b < q->nnodes && !q->nodes[b].virt && !q->nodes[b].classid)
+			q->nodes[b].classid = fresh_id(used, &next);
+		for (unsigned i = q->cstart[b]; i < q->cstart[b + 1]; i++)
+			if (!q->circ[q->corder[i]].classid)
+				q->circ[q->corder[i]].classid = fresh_id(used, &next);
+	}
+	free(used);
 	return 0;
 }
 
-int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json)
+int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
+	       const struct lqos_text *prev)
 {
 	q->csv_name = csv->name;
 	q->json_name = json->name;
 	q->defrate = 1000000;	/* the default class's guarantee: 1 Mbit/s */
+	if (prev) {
+		q->prev_name = prev->name;
+		if (lqos_read_prev(q, prev))
+			return -1;
+	}
 	if (read_network(q, json) || read_devices(q, csv) || node_rates(q))
 		return -1;
 	return number_classes(q);
@@ -886,9 +903,13 @@ void lqos_free(struct lqos *q)
 	free(q->nodes);
 	free(q->circ);
 	free(q->addr);
-	free(q->node_by_name.slot);
-	free(q->circ_by_id.slot);
-	free(q->addr_by_prefix.slot);
+	for (unsigned i = 0; i < q->nprev; i++)
+		free(q->prev[i].key);
+	free(q->prev);
+	lq_map_free(&q->prev_by_key);
+	lq_map_free(&q->node_by_name);
+	lq_map_free(&q->circ_by_id);
+	lq_map_free(&q->addr_by_prefix);
 	free(q->corder);
 	free(q->cstart);
 	memset(q, 0, sizeof(*q));
@@ -940,21 +961,25 @@ fail:
 }
 
 int lqos_read_files(const struct ctx *ctx, struct lqos *q, const char *csv_file,
-		    const char *json_file)
+		    const char *json_file, const char *prev_file)
 {
-	struct lqos_text csv = { .name = csv_file }, json = { .name = json_file };
-	char *ctext = NULL, *jtext = NULL;
+	struct lqos_text csv = { .name = csv_file }, json = { .name = json_file },
+			 prev = { .name = prev_file };
+	char *ctext = NULL, *jtext = NULL, *ptext = NULL;
 	int rc = -1;
 
-	if (slurp(ctx, json_file, &jtext, &json.len) || slurp(ctx, csv_file, &ctext, &csv.len))
+	if (slurp(ctx, json_file, &jtext, &json.len) || slurp(ctx, csv_file, &ctext, &csv.len) ||
+	    (prev_file && slurp(ctx, prev_file, &ptext, &prev.len)))
 		goto out;
 	csv.text = ctext;
 	json.text = jtext;
-	rc = lqos_parse(q, &csv, &json);
+	prev.text = ptext;
+	rc = lqos_parse(q, &csv, &json, prev_file ? &prev : NULL);
 	if (rc)
 		p_err(ctx, "%s", q->err);
 out:
 	free(ctext);
 	free(jtext);
+	free(ptext);
 	return rc;
 }

@@ -15,18 +15,9 @@
 #include <linux/types.h>
 
 #include "common/common.h"
+#include "import/lq_map.h"
 
 enum lq_dir { LQ_DOWN, LQ_UP };
-
-/* Open addressing from a key to an index of one of the arrays below. */
-struct lq_slot {
-	__u32 idx1;		/* index + 1; 0: empty */
-	__u32 hash;
-};
-struct lq_map {
-	struct lq_slot *slot;
-	__u32 cap, n;
-};
 
 /* A network.json node (a site, an AP, ...). The array is in preorder:
  * a node's subtree follows it. */
@@ -64,8 +55,17 @@ struct lq_addr {
 	char *dev_name, *dev_id;
 };
 
+/* A class of an earlier import's config (--keep-ids): key is 'c' and the
+ * circuit's id, or 'n' and the node's name, as lqos_comment_text wrote
+ * them; ambiguous where two classes had the same key (neither is kept). */
+struct lq_prev {
+	char *key;
+	__u32 classid;
+	bool ambiguous;
+};
+
 struct lqos {
-	const char *csv_name, *json_name, *upload_dev;
+	const char *csv_name, *json_name, *upload_dev, *prev_name;
 	struct lq_node *nodes;
 	unsigned nnodes, nodecap;
 	struct lq_circuit *circ;
@@ -75,6 +75,10 @@ struct lqos {
 	struct lq_map node_by_name, circ_by_id, addr_by_prefix;
 	/* the circuits by the class they hang on (number_classes) */
 	unsigned *corder, *cstart;
+	struct lq_prev *prev;
+	unsigned nprev, prevcap;
+	struct lq_map prev_by_key;
+	unsigned kept;		/* classes that kept their id from prev */
 	unsigned rows;
 	__u64 root[2], defrate;
 	__u32 nclasses;
@@ -94,15 +98,30 @@ __u32 lqos_classid(__u32 k);
 /* "2.5" (Mbps, at most 9999999.999999) in bit/s. 0, or -1. */
 int lqos_parse_mbps(const char *s, __u64 *bits);
 
-/* Reads and checks both texts into q (zeroed by the caller). 0, or -1
- * with q->err. */
-int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json);
+/* Reads and checks both texts into q (zeroed by the caller); with prev
+ * (else NULL), an earlier import's config, circuits and nodes found there
+ * keep their class ids. 0, or -1 with q->err. */
+int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
+	       const struct lqos_text *prev);
+
+/* A name or id from the files as the config's comments carry it, inside
+ * "...": a quote and a backslash escaped with a backslash, then controls
+ * and invalid UTF-8 as \xNN (msg_clip), cut to fit; one line whatever it
+ * holds. --keep-ids compares these forms. */
+#define LQ_COMMENT_BUF 600
+const char *lqos_comment_text(const char *s, char *buf, size_t len);
+
+/* import/libreqos_ids.c: the classes of prev by their comments; the id
+ * prev gave a circuit ('c', its Circuit ID) or node ('n', its name), or
+ * 0. */
+int lqos_read_prev(struct lqos *q, const struct lqos_text *prev);
+__u32 lqos_prev_id(const struct lqos *q, char kind, const char *raw);
 /* The config. 0, or -1 on a write error. */
 int lqos_write(struct lqos *q, FILE *out);
 void lqos_free(struct lqos *q);
 
 /* The whole import of two files: one line printed on an error. */
 int lqos_read_files(const struct ctx *ctx, struct lqos *q, const char *csv_file,
-		    const char *json_file);
+		    const char *json_file, const char *prev_file);
 
 #endif

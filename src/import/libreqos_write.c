@@ -51,30 +51,13 @@ static void write_quantum(FILE *out, __u64 bits)
 		fprintf(out, "quantum = %u\n", q < CONFIG_QUANTUM_MIN ? CONFIG_QUANTUM_MIN : CONFIG_QUANTUM_MAX);
 }
 
-/* A name from the files inside "...": one line whatever it holds
- * (controls and invalid UTF-8 as \xNN by msg_clip, a quote as \"). */
-static const char *comment_text(const char *s, char *buf, size_t len)
-{
-	char clip[160];
-	size_t o = 0;
-
-	msg_clip(clip, sizeof(clip), s);
-	for (const char *p = clip; *p && o + 3 < len; p++) {
-		if (*p == '"')
-			buf[o++] = '\\';
-		buf[o++] = *p;
-	}
-	buf[o] = '\0';
-	return buf;
-}
-
 static void write_header(FILE *out, const struct lqos *q)
 {
-	char a[256], b[256], id[16];
+	char a[LQ_COMMENT_BUF], b[LQ_COMMENT_BUF], id[16];
 
 	fprintf(out, "# htbctl config imported from LibreQoS: \"%s\" (%u rows, %u circuits)",
-		comment_text(q->csv_name, a, sizeof(a)), q->rows, q->ncirc);
-	fprintf(out, " and \"%s\" (%u nodes)\n", comment_text(q->json_name, b, sizeof(b)), q->nnodes);
+		lqos_comment_text(q->csv_name, a, sizeof(a)), q->rows, q->ncirc);
+	fprintf(out, " and \"%s\" (%u nodes)\n", lqos_comment_text(q->json_name, b, sizeof(b)), q->nnodes);
 	fprintf(out, "# by `htbctl import libreqos`. The plain keys (rate, ceil) are the download\n"
 		     "# direction, on the device this config is loaded on; upload_rate and\n"
 		     "# upload_ceil the upload direction, on upload_dev. Circuits: rate is\n"
@@ -114,11 +97,11 @@ static __u32 parent_class(const struct lqos *q, int node)
 static void write_node(FILE *out, const struct lqos *q, unsigned i)
 {
 	const struct lq_node *n = &q->nodes[i];
-	char a[256], b[256], id[16];
+	char a[LQ_COMMENT_BUF], b[LQ_COMMENT_BUF], id[16];
 
-	fprintf(out, "\n# node \"%s\"", comment_text(n->name, a, sizeof(a)));
+	fprintf(out, "\n# node \"%s\"", lqos_comment_text(n->name, a, sizeof(a)));
 	if (n->type)
-		fprintf(out, " (%s)", comment_text(n->type, b, sizeof(b)));
+		fprintf(out, " (%s)", lqos_comment_text(n->type, b, sizeof(b)));
 	fprintf(out, "\n[class %s]\n", cid(n->classid, id, sizeof(id)));
 	fprintf(out, "parent = %s\n", cid(parent_class(q, n->parent), id, sizeof(id)));
 	write_rates(out, n->rate, n->bw);
@@ -131,18 +114,18 @@ static void write_match(FILE *out, const struct lq_addr *e)
 	inet_ntop(e->p.af, e->p.addr, addr, sizeof(addr));
 	fprintf(out, "match = dst %s/%u", addr, e->p.plen);
 	if (e->dev_name[0] || e->dev_id[0])
-		fprintf(out, "   # device \"%s\" (%s)", comment_text(e->dev_name, a, sizeof(a)),
-			comment_text(e->dev_id, b, sizeof(b)));
+		fprintf(out, "   # device \"%s\" (%s)", lqos_comment_text(e->dev_name, a, sizeof(a)),
+			lqos_comment_text(e->dev_id, b, sizeof(b)));
 	fputc('\n', out);
 }
 
 static void write_circuit(FILE *out, const struct lqos *q, unsigned ci, const unsigned *astart)
 {
 	const struct lq_circuit *c = &q->circ[ci];
-	char a[256], b[256], id[16];
+	char a[LQ_COMMENT_BUF], b[LQ_COMMENT_BUF], id[16];
 
-	fprintf(out, "\n# circuit \"%s\" (%s)\n", comment_text(c->name, a, sizeof(a)),
-		comment_text(c->id, b, sizeof(b)));
+	fprintf(out, "\n# circuit \"%s\" (%s)\n", lqos_comment_text(c->name, a, sizeof(a)),
+		lqos_comment_text(c->id, b, sizeof(b)));
 	fprintf(out, "[class %s]\n", cid(c->classid, id, sizeof(id)));
 	fprintf(out, "parent = %s\n", cid(parent_class(q, c->parent), id, sizeof(id)));
 	write_rates(out, c->min, c->max);

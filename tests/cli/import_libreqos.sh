@@ -382,6 +382,51 @@ roundtrip() {
 
 test_roundtrip_10000() { roundtrip 10000; }
 
+# ids FILE: "KEY CLASS" per class of an import's config, KEY c:ID or n:NAME
+ids() {
+	awk '/^# circuit / { k = $0; sub(/.*" \(/, "c:", k); sub(/\)$/, "", k); next }
+	     /^# node / { k = "n:" $3; gsub(/"/, "", k); next }
+	     /^\[class / { c = $2; sub(/\]/, "", c); if (k) print k, c; k = "" }' "$1" | sort
+}
+
+# --keep-ids: a CRM export with 100 new circuits at the top and every 50th
+# circuit gone keeps every other circuit's and every node's class id; the
+# new ones get ids the old config did not use.
+test_keep_ids_10000() {
+	lqos_generate "$tmp" 10000
+	ok "$HTBCTL" import libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --upload-dev up0 -o "$tmp/old.ini"
+	awk -F, 'NR == 3 { print; for (i = 1; i <= 100; i++)
+			printf "NEW-%d,New %d,%d,CPE,AP_1_1_1,,198.18.%d.%d,,1,1,50,10,,\n", i, i, 90000 + i, int(i / 256), i % 256
+		next }
+		 NR > 3 && $1 ~ /^[0-9]+$/ && $1 % 50 == 0 { next } { print }' "$tmp/ShapedDevices.csv" > "$tmp/new.csv"
+	ok "$HTBCTL" import libreqos "$tmp/new.csv" "$tmp/network.json" --upload-dev up0 --keep-ids "$tmp/old.ini" -o "$tmp/new.ini"
+	ids "$tmp/old.ini" > "$tmp/old.ids"
+	ids "$tmp/new.ini" > "$tmp/new.ids"
+	local kept moved new reused
+	kept=$(join "$tmp/old.ids" "$tmp/new.ids" | awk '$2 == $3' | wc -l)
+	moved=$(join "$tmp/old.ids" "$tmp/new.ids" | awk '$2 != $3' | wc -l)
+	new=$(join -v 2 "$tmp/old.ids" "$tmp/new.ids" | wc -l)
+	reused=$(join -v 2 "$tmp/old.ids" "$tmp/new.ids" | awk '{ print $2 }' | grep -cxFf <(awk '{ print $2 }' "$tmp/old.ids"))
+	[ "$new" = 100 ] && [ "$moved" = 0 ] && [ "$reused" = 0 ] &&
+		[ "$kept" = $(($(wc -l < "$tmp/new.ids") - 100)) ] ||
+		fail "kept $kept, moved $moved, new $new (of them on an old id: $reused)"
+	grep -q "import: $kept of them kept their class id" "$tmp/out" || fail "no count $kept: $(oneline "$tmp/out")"
+	"$HTBCTL" check config "$tmp/new.ini" > /dev/null 2>&1 || fail "check of the new config"
+	note "$kept ids kept, 100 new"
+}
+
+# A --keep-ids file that is no import's config keeps nothing and changes
+# nothing; one that is missing is an error like the others.
+test_keep_ids_other_file() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json -o "$tmp/a.ini"
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json --keep-ids configs/seed003.ini -o "$tmp/b.ini"
+	grep -q "0 of them kept" "$tmp/out" || fail "$(oneline "$tmp/out")"
+	cmp -s "$tmp/a.ini" "$tmp/b.ini" || fail "differs"
+	csv "$ok_row"
+	net
+	lq_refused "nothere.ini': No such file or directory" --keep-ids "$tmp/nothere.ini"
+}
+
 # Past one major's 65535 minors the ids go on in major 2: 70,000 circuits.
 test_roundtrip_beyond_16_bits() {
 	roundtrip 70000

@@ -247,7 +247,7 @@ static int lq(const char *csv, const char *json)
 	struct lqos_text a = { "d.csv", csv, strlen(csv) }, b = { "n.json", json, strlen(json) };
 
 	memset(&q, 0, sizeof(q));
-	return lqos_parse(&q, &a, &b);
+	return lqos_parse(&q, &a, &b, NULL);
 }
 
 static void lq_done(void)
@@ -362,4 +362,58 @@ Test(lqos, json_exponent_bandwidth)
 			"{\"A\": {\"downloadBandwidthMbps\": 1e3, \"uploadBandwidthMbps\": 2.5E2}}"), 0, "%s", q.err);
 	cr_assert_eq(q.nodes[0].bw[LQ_DOWN], 1000000000);
 	cr_assert_eq(q.nodes[0].bw[LQ_UP], 250000000);
+}
+
+/* --keep-ids: the earlier config's ids by the comments above its classes. */
+static int lq_prev(const char *csv, const char *json, const char *prev)
+{
+	struct lqos_text a = { "d.csv", csv, strlen(csv) }, b = { "n.json", json, strlen(json) },
+			 p = { "old.ini", prev, strlen(prev) };
+
+	memset(&q, 0, sizeof(q));
+	return lqos_parse(&q, &a, &b, &p);
+}
+
+static const char two_aps[] =
+	"{\"A1\": {\"downloadBandwidthMbps\": 10, \"uploadBandwidthMbps\": 10},\n"
+	" \"A2\": {\"downloadBandwidthMbps\": 10, \"uploadBandwidthMbps\": 10}}";
+
+Test(lqos, kept_ids)
+{
+	/* circuit "x \"y\" (z)" and node A2 kept; circuit 7's key given twice
+	 * (neither kept, both ids reserved); a comment not right above its
+	 * class does not count; 5 is new and gets the first id no class of the
+	 * old config had */
+	static const char old[] =
+		"[device]\ndefault = 1:2\n\n# circuit \"n\" (x \\\"y\\\" (z))\n[class 1:20]\nrate = 1mbit\n"
+		"# node \"A2\" (AP)\n[class 2:5]\n"
+		"# circuit \"a\" (7)\n[class 1:4]\n# circuit \"b\" (7)\n[class 1:6]\n"
+		"# circuit \"c\" (8)\nrate = 1mbit\n[class 1:7]\n"
+		"# circuit \"d\" (9)\r\n[class 1:8]\r\n";
+
+	cr_assert_eq(lq_prev(HDR "\"x \"\"y\"\" (z)\",n,1,d,A1,,10.0.0.1,,1,1,10,5,,\n"
+			     "7,a,2,d,A1,,10.0.0.2,,1,1,10,5,,\n"
+			     "8,c,3,d,A2,,10.0.0.3,,1,1,10,5,,\n"
+			     "9,d,4,d,,,10.0.0.4,,1,1,10,5,,\n"
+			     "5,e,5,d,,,10.0.0.5,,1,1,10,5,,\n", two_aps, old), 0, "%s", q.err);
+	cr_assert_eq(q.circ[0].classid, 0x10020, "%x", q.circ[0].classid);
+	cr_assert_eq(q.nodes[1].classid, 0x20005, "%x", q.nodes[1].classid);
+	cr_assert_eq(q.circ[3].classid, 0x10008, "CRLF: %x", q.circ[3].classid);
+	cr_assert_eq(q.kept, 3);
+	/* new ones in write order, each the next id neither taken nor the old
+	 * config's: 1:3 A1, 1:5 circuit 7 (1:4 is reserved), 1:7 circuit 8
+	 * (1:6 reserved; 1:7 is free: its comment was not right above it),
+	 * 1:9 circuit 5 (1:8 kept by 9) */
+	cr_assert_eq(q.nodes[0].classid, 0x10003, "%x", q.nodes[0].classid);
+	cr_assert_eq(q.circ[1].classid, 0x10005, "%x", q.circ[1].classid);
+	cr_assert_eq(q.circ[2].classid, 0x10007, "%x", q.circ[2].classid);
+	cr_assert_eq(q.circ[4].classid, 0x10009, "%x", q.circ[4].classid);
+}
+
+Test(lqos, comment_text_escapes)
+{
+	char buf[LQ_COMMENT_BUF];
+
+	cr_assert_str_eq(lqos_comment_text("a\"b\\c\nd", buf, sizeof(buf)), "a\\\"b\\\\c\\x0ad");
+	cr_assert_str_eq(lqos_comment_text("", buf, sizeof(buf)), "");
 }
