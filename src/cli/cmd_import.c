@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE]: arguments,
- * the source read, the config written (import_*.c do the work). */
+/* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE] |
+ * libreqos CSV JSON [--upload-dev IFACE] [-o FILE]: arguments, the source
+ * read, the config written (src/import/ does the work). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
 #include "import/import.h"
+#include "import/libreqos.h"
 
 struct import_job {
 	struct imp_tree *t;
@@ -41,6 +44,104 @@ static int take_output(const struct ctx *ctx, int *argc, char **argv, const char
 	return 0;
 }
 
+static int fill_libreqos(const struct ctx *ctx, FILE *f, void *arg)
+{
+	return lqos_write(arg, f);
+}
+
+/* Strips "--upload-dev IFACE" and "--keep-ids FILE" out of argv. The
+ * device's name goes into the config as a value: what the kernel would
+ * refuse as a device name (and so anything that could break the line) is
+ * refused here. */
+static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, const char **dev,
+			      const char **keep)
+{
+	const char *why;
+	int n = 0;
+
+	for (int i = 0; i < *argc; i++) {
+		bool is_dev = !strcmp(argv[i], "--upload-dev"), is_keep = !strcmp(argv[i], "--keep-ids");
+
+		if (!is_dev && !is_keep) {
+			argv[n++] = argv[i];
+			continue;
+		}
+		if (i + 1 >= *argc) {
+			p_err(ctx, "%s needs a %s", argv[i], is_dev ? "device" : "file");
+			return -1;
+		}
+		*(is_dev ? dev : keep) = argv[++i];
+		if (is_dev && !ifname_valid(*dev, &why)) {
+			char q[MSG_QUOTE_BUF];
+
+			p_err(ctx, "--upload-dev %s: %s", msg_quote(q, sizeof(q), *dev), why);
+			return -1;
+		}
+	}
+	*argc = n;
+	return 0;
+}
+
+/* What was written: a line on stderr, or with -j and -o an object on
+ * stdout (without -o stdout is the config itself). */
+static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const char *file)
+{
+	struct printer p;
+	char f[MSG_QUOTE_BUF];
+
+	p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
+	       q->ncirc, q->rows, q->naddr, q->nnodes, q->nclasses);
+	if (q->prev_name)
+		p_info(ctx, "import: %u of them kept their class id from %s", q->kept,
+		       msg_quote(f, sizeof(f), q->prev_name));
+	if (!ctx->json || !file)
+		return;
+	printer_init(&p, true, stdout);
+	print_open_object(&p, NULL);
+	print_string(&p, "file", NULL, file);
+	print_u64(&p, "circuits", NULL, q->ncirc);
+	print_u64(&p, "devices", NULL, q->rows);
+	print_u64(&p, "addresses", NULL, q->naddr);
+	print_u64(&p, "nodes", NULL, q->nnodes);
+	print_u64(&p, "classes", NULL, q->nclasses);
+	if (q->prev_name)
+		print_u64(&p, "kept_ids", NULL, q->kept);
+	print_close_object(&p);
+	printer_finish(&p);
+}
+
+/* import libreqos ShapedDevices.csv network.json: both files read and
+ * checked before anything is written. */
+static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
+{
+	struct lqos q = { 0 };
+	const char *upload_dev = NULL, *keep = NULL;
+	int rc;
+
+	if (take_libreqos_opts(ctx, &argc, argv, &upload_dev, &keep))
+		return EXIT_USAGE;
+	if (argc != 3) {
+		p_err(ctx, argc < 3 ? "import libreqos needs ShapedDevices.csv and network.json" :
+				      "unexpected argument '%s' after import libreqos CSV JSON", argv[argc - 1]);
+		return EXIT_USAGE;
+	}
+	if (lqos_read_files(ctx, &q, argv[1], argv[2], keep)) {
+		lqos_free(&q);
+		return EXIT_FAIL;
+	}
+	q.upload_dev = upload_dev;
+	if (file)
+		rc = write_file_atomic(ctx, file, fill_libreqos, &q);
+	else
+		rc = lqos_write(&q, stdout) || fflush(stdout) || ferror(stdout);
+	if (rc && !file)
+		p_err(ctx, "writing the config to stdout: %s", strerror(errno));
+	else if (!rc)
+		libreqos_summary(ctx, &q, file);
+	lqos_free(&q);
+	return rc ? EXIT_FAIL : EXIT_OK;
+}
+
 int do_import(const struct ctx *ctx, int argc, char **argv)
 {
 	const char *dev = NULL, *script = NULL, *file = NULL;
@@ -53,10 +154,14 @@ int do_import(const struct ctx *ctx, int argc, char **argv)
 	char scratch_dev[32], source[4200];
 	int rc;
 
-	if (take_output(ctx, &argc, argv, &file) || parse_kwargs(ctx, argc, argv, kw, 2))
+	if (take_output(ctx, &argc, argv, &file))
+		return EXIT_USAGE;
+	if (argc && !strcmp(argv[0], "libreqos"))
+		return import_libreqos(ctx, argc, argv, file);
+	if (parse_kwargs(ctx, argc, argv, kw, 2))
 		return EXIT_USAGE;
 	if (!dev && !script) {
-		p_err(ctx, "import needs dev IFACE or script FILE");
+		p_err(ctx, "import needs dev IFACE, script FILE or libreqos CSV JSON");
 		return EXIT_USAGE;
 	}
 	if (script) {

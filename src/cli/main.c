@@ -114,8 +114,8 @@ static const struct cmd cmds[] = {
 	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
 	  "reload result and time; --metrics-classes as for metrics. "
 	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
-	{ "import", do_import, "dev IFACE | script FILE [dev NAME] [-o FILE]",
-	  "turn a live kernel HTB tree (or a tc script) into an htbctl config",
+	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [--keep-ids FILE] [-o FILE]",
+	  "turn a live kernel HTB tree (or a tc script, or LibreQoS's files) into an htbctl config",
 	  "dev IFACE reads the HTB tree on IFACE over netlink: the root HTB qdisc's "
 	  "default and r2q, every class's rate, ceil, burst, cburst, prio and quantum, "
 	  "fq_codel and codel leaves (as htbctl's CoDel), and the filters: u32 (prefixes, "
@@ -128,6 +128,20 @@ static const struct cmd cmds[] = {
 	  "htbctl's precedence would decide differently) is a comment at its class and a "
 	  "warning on stderr. Writes the config to stdout, or atomically to -o FILE. "
 	  "Exit 0 when a config was written, 1 when nothing could be converted. "
+	  "libreqos ShapedDevices.csv network.json converts LibreQoS's files: every "
+	  "network.json node (site, AP; virtual ones left out) and every circuit is a "
+	  "class, Min Mbps its rate and Max Mbps its ceil, the plain keys for the "
+	  "download direction and upload_rate/upload_ceil for the upload direction "
+	  "(--upload-dev IFACE names its device in [device]); each address of a "
+	  "circuit's devices is a `match = dst`; the rows of one Circuit ID are one "
+	  "class. Class ids are hex minors in file order from 1:1 (the root) and 1:2 "
+	  "(the default class), continuing in major 2 after 1:ffff; --keep-ids FILE "
+	  "gives each circuit and node the id it has in FILE, an earlier import's "
+	  "config, so that a reload after a new CRM export keeps their state, and new "
+	  "ones ids FILE does not use. Any problem (a bad "
+	  "value, an unknown Parent Node, an address given twice, devices of one circuit "
+	  "with different rates) is one line FILE:LINE naming the column and value, exit "
+	  "1, and nothing is written. "
 	  "docs/import.md lists every conversion." },
 	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
 	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",

@@ -1,0 +1,985 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * import libreqos, the reading half: network.json into nodes, then
+ * ShapedDevices.csv row by row into circuits and their addresses, every
+ * check on the way (import/libreqos.h). The first problem ends the import
+ * with one line, FILE:LINE and the column or key with its value.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+#include "import/csv.h"
+#include "import/json.h"
+#include "import/libreqos.h"
+
+/* ---- messages ------------------------------------------------------- */
+
+static int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+{
+	char f[MSG_QUOTE_BUF];
+	size_t n;
+	va_list ap;
+
+	msg_clip(f, sizeof(f), file);
+	n = line ? (size_t)snprintf(q->err, sizeof(q->err), "%s:%u: ", f, line) :
+		   (size_t)snprintf(q->err, sizeof(q->err), "%s: ", f);
+	va_start(ap, fmt);
+	vsnprintf(q->err + n, sizeof(q->err) - n, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A value in a message: quoted, bounded, escaped (one per call site:
+ * each needs its own buffer). */
+#define QV(buf, s) msg_quote(buf, sizeof(buf), s)
+
+/* ---- class ids and rates -------------------------------------------- */
+
+__u32 lqos_classid(__u32 k)
+{
+	return ((1 + k / 0xffff) << 16) | (1 + k % 0xffff);
+}
+
+int lqos_parse_mbps(const char *s, __u64 *bits)
+{
+	__u64 whole = 0, frac = 0;
+	int nint = 0, nfrac = 0;
+	const char *p = s;
+
+	for (; *p >= '0' && *p <= '9'; p++, nint++)
+		if (nint < 8)
+			whole = whole * 10 + (__u64)(*p - '0');
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++, nfrac++)
+			if (nfrac < 6)	/* 1e-6 Mbps is 1 bit/s: finer digits are noise */
+				frac = frac * 10 + (__u64)(*p - '0');
+	if (*p || (!nint && !nfrac) || nint > 7)
+		return -1;
+	for (int i = nfrac; i < 6; i++)
+		frac *= 10;
+	*bits = whole * 1000000 + frac;
+	return 0;
+}
+
+/* ---- maps (import/lq_map.h) --------------------------------------- */
+
+static bool same_node(const void *arg, __u32 idx, const void *key)
+{
+	const struct lqos *q = arg;
+
+	return !strcmp(q->nodes[idx].name, key);
+}
+
+static bool same_circuit(const void *arg, __u32 idx, const void *key)
+{
+	const struct lqos *q = arg;
+
+	return !strcmp(q->circ[idx].id, key);
+}
+
+static bool same_prefix(const void *arg, __u32 idx, const void *key)
+{
+	const struct lqos *q = arg;
+
+	return !memcmp(&q->addr[idx].p, key, sizeof(struct lq_prefix));
+}
+
+static long node_find(const struct lqos *q, const char *name)
+{
+	return lq_map_find(&q->node_by_name, lq_hash(name, strlen(name)), same_node, q, name);
+}
+
+/* ---- growing arrays -------------------------------------------------- */
+
+static void *grow(void *arr, unsigned *cap, unsigned n, size_t size)
+{
+	void *a;
+	unsigned c;
+
+	if (n < *cap)
+		return arr;
+	c = *cap ? *cap * 2 : 64;
+	a = realloc(arr, (size_t)c * size);
+	if (!a)
+		return NULL;
+	memset((char *)a + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
+	*cap = c;
+	return a;
+}
+
+/* ---- network.json ---------------------------------------------------- */
+
+static const char *const dir_key[2] = { "downloadBandwidthMbps", "uploadBandwidthMbps" };
+
+/* A JSON number of Mbps: the decimal text exactly, an exponent through a
+ * double (1e3), in bit/s. */
+static int json_mbps(const struct json_value *v, __u64 *bits)
+{
+	double d;
+
+	if (v->type != JSON_NUMBER)
+		return -1;
+	if (!lqos_parse_mbps(v->str, bits))
+		return 0;
+	errno = 0;
+	d = strtod(v->str, NULL);
+	if (errno || !isfinite(d) || d < 0 || d >= 1e7)
+		return -1;
+	*bits = (__u64)llround(d * 1e6);
+	return 0;
+}
+
+static int node_bandwidth(struct lqos *q, const struct json_value *node, const char *name,
+			  struct lq_node *n)
+{
+	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+
+	for (int d = LQ_DOWN; d <= LQ_UP; d++) {
+		const struct json_member *m = json_get(node, dir_key[d]);
+
+		if (!m)
+			return lq_err(q, q->json_name, node->line, "node %s has no \"%s\"",
+				      QV(a, name), dir_key[d]);
+		if (json_mbps(&m->value, &n->bw[d]))
+			return lq_err(q, q->json_name, m->line,
+				      "node %s: \"%s\" %s is not a number of Mbps (like 1000 or 2.5)",
+				      QV(a, name), dir_key[d],
+				      m->value.type == JSON_NUMBER || m->value.type == JSON_STRING ?
+				      QV(b, m->value.str) : json_type_name(m->value.type));
+		if (n->bw[d] < 8)
+			return lq_err(q, q->json_name, m->line,
+				      "node %s: \"%s\" %s is below 8 bit/s: a node needs bandwidth",
+				      QV(a, name), dir_key[d], QV(b, m->value.str));
+	}
+	return 0;
+}
+
+/* The keys of a node LibreQoS's own tools use and htbctl has no use for
+ * are ignored ("type" goes into the class's comment). */
+static int node_flags(struct lqos *q, const struct json_value *node, const char *name,
+		      struct lq_node *n)
+{
+	const struct json_member *virt = json_get(node, "virtual");
+	const struct json_member *type = json_get(node, "type");
+	char a[MSG_QUOTE_BUF];
+
+	if (virt && virt->value.type != JSON_BOOL)
+		return lq_err(q, q->json_name, virt->line, "node %s: \"virtual\" is %s, not true or false",
+			      QV(a, name), json_type_name(virt->value.type));
+	n->virt = virt && virt->value.b;
+	if (type && type->value.type == JSON_STRING && !(n->type = strdup(type->value.str)))
+		return lq_err(q, q->json_name, 0, "out of memory");
+	return 0;
+}
+
+static int add_nodes(struct lqos *q, const struct json_value *obj, int parent, int depth);
+
+static int add_node(struct lqos *q, const struct json_member *m, int parent, int depth)
+{
+	const struct json_value *v = &m->value;
+	const struct json_member *kids;
+	char a[MSG_QUOTE_BUF];
+	struct lq_node *n;
+	long dup;
+	__u32 h = lq_hash(m->key, strlen(m->key));
+	unsigned idx = q->nnodes;
+
+	if (v->type != JSON_OBJECT)
+		return lq_err(q, q->json_name, m->line, "node %s is %s, not an object", QV(a, m->key),
+			      json_type_name(v->type));
+	if (!m->key[0])
+		return lq_err(q, q->json_name, m->line, "a node with an empty name");
+	dup = lq_map_find(&q->node_by_name, h, same_node, q, m->key);
+	if (dup >= 0)
+		return lq_err(q, q->json_name, m->line,
+			      "node name %s given twice (also line %u): ShapedDevices.csv's Parent Node could not tell them apart",
+			      QV(a, m->key), q->nodes[dup].line);
+	q->nodes = grow(q->nodes, &q->nodecap, q->nnodes, sizeof(*q->nodes));
+	if (!q->nodes || lq_map_add(&q->node_by_name, h, idx))
+		return lq_err(q, q->json_name, 0, "out of memory");
+	q->nnodes++;
+	n = &q->nodes[idx];
+	n->line = m->line;
+	n->parent = parent;
+	if (!(n->name = strdup(m->key)))
+		return lq_err(q, q->json_name, 0, "out of memory");
+	if (node_bandwidth(q, v, m->key, n) || node_flags(q, v, m->key, n))
+		return -1;
+	kids = json_get(v, "children");
+	if (!kids)
+		return 0;
+	if (kids->value.type != JSON_OBJECT)
+		return lq_err(q, q->json_name, kids->line, "node %s: \"children\" is %s, not an object",
+			      QV(a, m->key), json_type_name(kids->value.type));
+	return add_nodes(q, &kids->value, (int)idx, depth + 1);
+}
+
+static int add_nodes(struct lqos *q, const struct json_value *obj, int parent, int depth)
+{
+	if (depth > JSON_MAX_DEPTH)
+		return lq_err(q, q->json_name, obj->line, "nodes nested deeper than %d levels",
+			      JSON_MAX_DEPTH);
+	for (unsigned i = 0; i < obj->n; i++)
+		if (add_node(q, &obj->members[i], parent, depth))
+			return -1;
+	return 0;
+}
+
+/* Which class each node is (a virtual node's children move up to its
+ * nearest shaped ancestor, as LibreQoS does) and its HTB level; parents
+ * come first in the array. */
+static int place_nodes(struct lqos *q)
+{
+	char a[MSG_QUOTE_BUF];
+
+	for (unsigned i = 0; i < q->nnodes; i++) {
+		struct lq_node *n = &q->nodes[i];
+		int up = n->parent < 0 ? -1 : q->nodes[n->parent].shaped;
+		unsigned up_level = up < 0 ? 1 : q->nodes[up].level;
+
+		n->shaped = n->virt ? up : (int)i;
+		n->level = n->virt ? up_level : up_level + 1;
+		if (n->level > HTB_MAX_DEPTH)
+			return lq_err(q, q->json_name, n->line,
+				      "node %s is at HTB level %u (the root class is level 1, virtual nodes do not count): HTB allows %d",
+				      QV(a, n->name), n->level, HTB_MAX_DEPTH);
+	}
+	return 0;
+}
+
+static int read_network(struct lqos *q, const struct lqos_text *t)
+{
+	struct json_value root;
+	char why[160];
+	unsigned line = 0;
+	int rc;
+
+	if (json_parse(t->text, t->len, &root, why, sizeof(why), &line))
+		return lq_err(q, t->name, line, "%s", why);
+	if (root.type != JSON_OBJECT) {
+		lq_err(q, t->name, root.line,
+		       "the top is %s: network.json is an object of nodes ({} for a flat network)",
+		       json_type_name(root.type));
+		json_free(&root);
+		return -1;
+	}
+	rc = add_nodes(q, &root, -1, 0);
+	json_free(&root);
+	return rc ? rc : place_nodes(q);
+}
+
+/* ---- ShapedDevices.csv: the header ---------------------------------- */
+
+enum lq_col {
+	COL_CIRCUIT_ID, COL_CIRCUIT_NAME, COL_DEVICE_ID, COL_DEVICE_NAME, COL_PARENT, COL_MAC,
+	COL_IPV4, COL_IPV6, COL_DOWN_MIN, COL_UP_MIN, COL_DOWN_MAX, COL_UP_MAX, COL_COMMENT,
+	COL_SQM, NCOLS
+};
+
+static const struct {
+	const char *name;
+	bool required;
+} cols[NCOLS] = {
+	[COL_CIRCUIT_ID] = { "Circuit ID", true },
+	[COL_CIRCUIT_NAME] = { "Circuit Name", false },
+	[COL_DEVICE_ID] = { "Device ID", false },
+	[COL_DEVICE_NAME] = { "Device Name", false },
+	[COL_PARENT] = { "Parent Node", true },
+	[COL_MAC] = { "MAC", false },
+	[COL_IPV4] = { "IPv4", true },
+	[COL_IPV6] = { "IPv6", true },
+	[COL_DOWN_MIN] = { "Download Min Mbps", true },
+	[COL_UP_MIN] = { "Upload Min Mbps", true },
+	[COL_DOWN_MAX] = { "Download Max Mbps", true },
+	[COL_UP_MAX] = { "Upload Max Mbps", true },
+	[COL_COMMENT] = { "Comment", false },
+	[COL_SQM] = { "sqm", false },
+};
+
+/* Where each column is in the file: the header's order. */
+struct lq_header {
+	int at[NCOLS];		/* field index, -1: absent */
+	unsigned nfields, line;
+	unsigned need;		/* fields a row needs: up to the last required column */
+};
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+static int read_header(struct lqos *q, struct csv *c, struct lq_header *h)
+{
+	char a[MSG_QUOTE_BUF];
+	int rc = csv_next(c);
+
+	if (rc < 0)
+		return lq_err(q, q->csv_name, c->err_line, "%s", c->err);
+	if (!rc)
+		return lq_err(q, q->csv_name, 0, "no header row and no circuits: an empty file");
+	h->line = c->rec_line;
+	h->nfields = c->nfield;
+	for (int k = 0; k < NCOLS; k++)
+		h->at[k] = -1;
+	for (unsigned i = 0; i < c->nfield; i++) {
+		const char *f = trim(c->field[i]);
+
+		for (int k = 0; k < NCOLS; k++) {
+			if (strcasecmp(f, cols[k].name))
+				continue;
+			if (h->at[k] >= 0)
+				return lq_err(q, q->csv_name, h->line, "column %s given twice in the header",
+					      QV(a, cols[k].name));
+			h->at[k] = (int)i;
+		}
+	}
+	h->need = 0;
+	for (int k = 0; k < NCOLS; k++) {
+		if (cols[k].required && h->at[k] < 0)
+			return lq_err(q, q->csv_name, h->line,
+				      "the header has no %s column (LibreQoS's header: Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment)",
+				      QV(a, cols[k].name));
+		if (cols[k].required && (unsigned)h->at[k] + 1 > h->need)
+			h->need = (unsigned)h->at[k] + 1;
+	}
+	return 0;
+}
+
+/* ---- ShapedDevices.csv: one row -------------------------------------- */
+
+struct lq_row {
+	unsigned line;
+	const char *v[NCOLS];	/* trimmed; "" for a column the row lacks */
+	__u64 min[2], max[2];
+	int parent;
+};
+
+/*
+ * The row's fields by column. A row may stop after its last required
+ * column (Comment and sqm left out). A row with more fields than the
+ * header has a comma in an unquoted Comment (LibreQoS's own example has
+ * "Down=cake, Up=fq_codel"): the columns after Comment are counted from
+ * the end.
+ */
+static int map_fields(struct lqos *q, const struct csv *c, const struct lq_header *h,
+		      struct lq_row *r)
+{
+	unsigned extra = 0;
+
+	if (c->nfield < h->need)
+		return lq_err(q, q->csv_name, c->rec_line, "%u fields, the header (line %u) has %u",
+			      c->nfield, h->line, h->nfields);
+	if (c->nfield > h->nfields) {
+		if (h->at[COL_COMMENT] < 0)
+			return lq_err(q, q->csv_name, c->rec_line,
+				      "%u fields, the header (line %u) has %u (a field with a comma needs double quotes)",
+				      c->nfield, h->line, h->nfields);
+		extra = c->nfield - h->nfields;
+	}
+	for (int k = 0; k < NCOLS; k++) {
+		int at = h->at[k];
+
+		if (at > h->at[COL_COMMENT] && h->at[COL_COMMENT] >= 0)
+			at += (int)extra;
+		r->v[k] = at >= 0 && (unsigned)at < c->nfield ? trim(c->field[at]) : "";
+	}
+	return 0;
+}
+
+static int row_rates(struct lqos *q, struct lq_row *r)
+{
+	static const int mins[2] = { COL_DOWN_MIN, COL_UP_MIN }, maxs[2] = { COL_DOWN_MAX, COL_UP_MAX };
+	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+
+	for (int d = LQ_DOWN; d <= LQ_UP; d++) {
+		const int col[2] = { mins[d], maxs[d] };
+		__u64 *val[2] = { &r->min[d], &r->max[d] };
+
+		for (int i = 0; i < 2; i++) {
+			const char *s = r->v[col[i]];
+
+			if (lqos_parse_mbps(s, val[i]))
+				return lq_err(q, q->csv_name, r->line,
+					      "%s %s is not a number of Mbps (like 100 or 2.5)",
+					      cols[col[i]].name, QV(a, s));
+			if (!*val[i])
+				return lq_err(q, q->csv_name, r->line, "%s %s is zero: a circuit needs a rate above 0",
+					      cols[col[i]].name, QV(a, s));
+			if (*val[i] < 8)
+				return lq_err(q, q->csv_name, r->line,
+					      "%s %s is below 8 bit/s (0.000008 Mbps), the least rate a class can have",
+					      cols[col[i]].name, QV(a, s));
+		}
+		if (r->min[d] > r->max[d])
+			return lq_err(q, q->csv_name, r->line, "%s %s is above %s %s",
+				      cols[mins[d]].name, QV(a, r->v[mins[d]]), cols[maxs[d]].name,
+				      QV(b, r->v[maxs[d]]));
+	}
+	return 0;
+}
+
+static int row_parent(struct lqos *q, struct lq_row *r)
+{
+	char a[MSG_QUOTE_BUF], f[MSG_QUOTE_BUF];
+	long n;
+
+	r->parent = -1;
+	if (!r->v[COL_PARENT][0])
+		return 0;
+	n = node_find(q, r->v[COL_PARENT]);
+	if (n < 0)
+		return lq_err(q, q->csv_name, r->line, "Parent Node %s is not a node of %s%s",
+			      QV(a, r->v[COL_PARENT]), QV(f, q->json_name),
+			      q->nnodes ? "" : " (it has none: a flat network leaves Parent Node empty)");
+	/* a virtual node's circuits hang on its nearest shaped ancestor */
+	if (q->nodes[n].shaped >= 0 && q->nodes[q->nodes[n].shaped].level >= HTB_MAX_DEPTH)
+		return lq_err(q, q->csv_name, r->line,
+			      "Parent Node %s is at HTB level %d: a circuit below it would be one more than HTB's %d",
+			      QV(a, r->v[COL_PARENT]), HTB_MAX_DEPTH, HTB_MAX_DEPTH);
+	r->parent = (int)n;
+	return 0;
+}
+
+static void sprint_mbps(__u64 bits, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%llu.%06llu", (unsigned long long)(bits / 1000000),
+			 (unsigned long long)(bits % 1000000));
+
+	while (n > 0 && buf[n - 1] == '0')
+		buf[--n] = '\0';
+	if (n > 0 && buf[n - 1] == '.')
+		buf[--n] = '\0';
+}
+
+/* A circuit's devices share its parent and its rates (LibreQoS takes the
+ * first row's and warns; here a difference is an error, as the operator
+ * must decide which is meant). */
+static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct lq_circuit *c)
+{
+	static const int colof[2][2] = { { COL_DOWN_MIN, COL_DOWN_MAX }, { COL_UP_MIN, COL_UP_MAX } };
+	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF], was[32];
+
+	if (r->parent != c->parent)
+		return lq_err(q, q->csv_name, r->line,
+			      "Parent Node %s of circuit %s differs from line %u (%s): the devices of one circuit share its parent",
+			      QV(a, r->v[COL_PARENT]), QV(b, c->id), c->line,
+			      c->parent < 0 ? "none" : q->nodes[c->parent].name);
+	for (int d = LQ_DOWN; d <= LQ_UP; d++) {
+		const __u64 got[2] = { r->min[d], r->max[d] }, had[2] = { c->min[d], c->max[d] };
+
+		for (int i = 0; i < 2; i++) {
+			if (got[i] == had[i])
+				continue;
+			sprint_mbps(had[i], was, sizeof(was));
+			return lq_err(q, q->csv_name, r->line,
+				      "%s %s of circuit %s differs from line %u ('%s'): the devices of one circuit share its rates",
+				      cols[colof[d][i]].name, QV(a, r->v[colof[d][i]]), QV(b, c->id),
+				      c->line, was);
+		}
+	}
+	return 0;
+}
+
+/* The row's circuit: a new one, or the one an earlier row began. */
+static int row_circuit(struct lqos *q, const struct lq_row *r, unsigned *ci)
+{
+	const char *id = r->v[COL_CIRCUIT_ID];
+	__u32 h = lq_hash(id, strlen(id));
+	long at = lq_map_find(&q->circ_by_id, h, same_circuit, q, id);
+	struct lq_circuit *c;
+
+	if (!id[0])
+		return lq_err(q, q->csv_name, r->line, "Circuit ID is empty: every row needs one");
+	if (at >= 0) {
+		*ci = (unsigned)at;
+		q->circ[at].rows++;
+		return same_as_circuit(q, r, &q->circ[at]);
+	}
+	q->circ = grow(q->circ, &q->circcap, q->ncirc, sizeof(*q->circ));
+	if (!q->circ || lq_map_add(&q->circ_by_id, h, q->ncirc))
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	c = &q->circ[q->ncirc];
+	*ci = q->ncirc++;
+	c->line = r->line;
+	c->rows = 1;
+	c->parent = r->parent;
+	memcpy(c->min, r->min, sizeof(c->min));
+	memcpy(c->max, r->max, sizeof(c->max));
+	c->id = strdup(id);
+	c->name = strdup(r->v[COL_CIRCUIT_NAME]);
+	if (!c->id || !c->name)
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	return 0;
+}
+
+/* "100.64.0.1" or "fdd7:b724::/56" of the family of the column. */
+static int parse_prefix(struct lqos *q, const struct lq_row *r, int col, const char *word,
+			struct lq_prefix *p)
+{
+	char addr[INET6_ADDRSTRLEN + 8], a[MSG_QUOTE_BUF], net[INET6_ADDRSTRLEN];
+	const char *slash = strchr(word, '/');
+	size_t alen = slash ? (size_t)(slash - word) : strlen(word);
+	int af = col == COL_IPV4 ? AF_INET : AF_INET6, other = col == COL_IPV4 ? AF_INET6 : AF_INET;
+	unsigned max = af == AF_INET ? 32 : 128, plen = max;
+	bool host_bits = false;
+	__u8 tmp[16];
+
+	memset(p, 0, sizeof(*p));
+	if (alen >= sizeof(addr))
+		return lq_err(q, q->csv_name, r->line, "%s %s is not an address", cols[col].name,
+			      QV(a, word));
+	memcpy(addr, word, alen);
+	addr[alen] = '\0';
+	if (inet_pton(af, addr, p->addr) != 1)
+		return lq_err(q, q->csv_name, r->line, "%s %s is not an %s address%s", cols[col].name,
+			      QV(a, word), cols[col].name,
+			      inet_pton(other, addr, tmp) == 1 ? " (it is in the other family's column)" : "");
+	if (slash) {
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || errno || v > max || slash[1] < '0' || slash[1] > '9')
+			return lq_err(q, q->csv_name, r->line, "%s %s has an invalid prefix length (0..%u)",
+				      cols[col].name, QV(a, word), max);
+		plen = (unsigned)v;
+	}
+	for (unsigned i = 0; i < max / 8; i++) {
+		unsigned keep = plen >= (i + 1) * 8 ? 8 : plen > i * 8 ? plen - i * 8 : 0;
+		__u8 mask = keep ? (__u8)(0xff << (8 - keep)) : 0;
+
+		host_bits |= (p->addr[i] & ~mask) != 0;
+		p->addr[i] &= mask;
+	}
+	if (host_bits) {
+		inet_ntop(af, p->addr, net, sizeof(net));
+		return lq_err(q, q->csv_name, r->line, "%s %s has host bits set (did you mean %s/%u?)",
+			      cols[col].name, QV(a, word), net, plen);
+	}
+	p->af = (__u8)af;
+	p->plen = (__u8)plen;
+	return 0;
+}
+
+static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char *word,
+		    unsigned ci)
+{
+	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+	struct lq_prefix p;
+	struct lq_addr *e;
+	long dup;
+	__u32 h;
+
+	if (parse_prefix(q, r, col, word, &p))
+		return -1;
+	h = lq_hash(&p, sizeof(p));
+	dup = lq_map_find(&q->addr_by_prefix, h, same_prefix, q, &p);
+	if (dup >= 0)
+		return lq_err(q, q->csv_name, r->line,
+			      "%s %s of circuit %s is also at line %u (circuit %s): an address belongs to one circuit",
+			      cols[col].name, QV(a, word), QV(b, r->v[COL_CIRCUIT_ID]), q->addr[dup].line,
+			      q->circ[q->addr[dup].circuit].id);
+	q->addr = grow(q->addr, &q->addrcap, q->naddr, sizeof(*q->addr));
+	if (!q->addr || lq_map_add(&q->addr_by_prefix, h, q->naddr))
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	e = &q->addr[q->naddr];
+	e->p = p;
+	e->circuit = ci;
+	e->line = r->line;
+	q->naddr++;
+	e->dev_name = strdup(r->v[COL_DEVICE_NAME]);
+	e->dev_id = strdup(r->v[COL_DEVICE_ID]);
+	if (!e->dev_name || !e->dev_id)
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	return 0;
+}
+
+/* "100.64.0.1, 100.64.0.14": a list in one field, blanks around the
+ * commas allowed, an empty item skipped. */
+static int row_addrs(struct lqos *q, const struct lq_row *r, unsigned ci)
+{
+	static const int acol[2] = { COL_IPV4, COL_IPV6 };
+	unsigned before = q->naddr;
+
+	for (int i = 0; i < 2; i++) {
+		char *list = strdup(r->v[acol[i]]), *save = NULL;
+
+		if (!list)
+			return lq_err(q, q->csv_name, 0, "out of memory");
+		for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+			w = trim(w);
+			if (*w && add_addr(q, r, acol[i], w, ci)) {
+				free(list);
+				return -1;
+			}
+		}
+		free(list);
+	}
+	if (q->naddr == before)
+		return lq_err(q, q->csv_name, r->line,
+			      "no address: a device needs an IPv4 or an IPv6 address (or both)");
+	return 0;
+}
+
+static int read_row(struct lqos *q, const struct csv *c, const struct lq_header *h)
+{
+	struct lq_row r = { .line = c->rec_line };
+	unsigned ci = 0;
+
+	q->rows++;
+	if (map_fields(q, c, h, &r) || row_rates(q, &r) || row_parent(q, &r) ||
+	    row_circuit(q, &r, &ci))
+		return -1;
+	return row_addrs(q, &r, ci);
+}
+
+static int read_devices(struct lqos *q, const struct lqos_text *t)
+{
+	struct lq_header h = { .line = 0 };
+	struct csv c;
+	int rc;
+
+	csv_init(&c, t->text, t->len);
+	rc = read_header(q, &c, &h);
+	while (!rc) {
+		int got = csv_next(&c);
+
+		if (got < 0)
+			rc = lq_err(q, q->csv_name, c.err_line, "%s", c.err);
+		if (got <= 0)
+			break;
+		rc = read_row(q, &c, &h);
+	}
+	csv_free(&c);
+	if (!rc && !q->ncirc)
+		rc = lq_err(q, q->csv_name, 0, "no circuits: the file has only its header");
+	return rc;
+}
+
+/* ---- the tree: rates of nodes and the root, class ids ---------------- */
+
+/* The mins of the circuits that hang directly on each class: sum[2 * (b
+ * + 1) + dir], b the node (-1 the root), as node_rates indexes. */
+static void circuit_mins(const struct lqos *q, __u64 *sum)
+{
+	for (unsigned c = 0; c < q->ncirc; c++) {
+		const struct lq_circuit *ci = &q->circ[c];
+		int up = ci->parent < 0 ? -1 : q->nodes[ci->parent].shaped;
+
+		for (int k = 0; k < 2; k++)
+			sum[2 * (up + 1) + k] += ci->min[k];
+	}
+}
+
+/* Nodes get their bandwidth as ceil; as rate, what their parent can
+ * guarantee: their bandwidth, or where the shaped children of one parent
+ * add up to more than its rate less the mins of the circuits beside them,
+ * that rest split in proportion to their bandwidths (a rate is HTB's
+ * guarantee, honoured without asking the parent, so children must not be
+ * promised more than it has). Rounded down to kbit, at least 1kbit. */
+static int node_rates(struct lqos *q)
+{
+	unsigned n = q->nnodes;
+	__u64 *sum = calloc((size_t)n + 1, 2 * sizeof(*sum));
+	__u64 *cmin = calloc((size_t)n + 1, 2 * sizeof(*cmin));
+
+	if (!sum || !cmin) {
+		free(sum);
+		free(cmin);
+		return lq_err(q, q->json_name, 0, "out of memory");
+	}
+	circuit_mins(q, cmin);
+	for (unsigned i = 0; i < n; i++) {
+		const struct lq_node *d = &q->nodes[i];
+		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
+
+		for (int k = 0; !d->virt && k < 2; k++)
+			sum[2 * (up + 1) + k] += d->bw[k];
+	}
+	for (unsigned i = 0; i < n; i++) {
+		struct lq_node *d = &q->nodes[i];
+		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
+
+		for (int k = 0; !d->virt && k < 2; k++) {
+			/* the root's rate is made to fit its top-level nodes */
+			__u64 have = up < 0 ? sum[k] : q->nodes[up].rate[k];
+			__u64 beside = up < 0 ? 0 : cmin[2 * (up + 1) + k];
+			__u64 avail = have > beside ? have - beside : 0, want = sum[2 * (up + 1) + k];
+			unsigned __int128 r = want > avail ? (unsigned __int128)d->bw[k] * avail / want :
+							     d->bw[k];
+
+			d->rate[k] = r >= 1000 ? (__u64)r / 1000 * 1000 : 1000;
+		}
+	}
+	free(cmin);
+	/* the root: its top-level nodes, its own circuits' ceilings and the default class */
+	for (int k = 0; k < 2; k++)
+		q->root[k] = sum[k] + q->defrate;
+	for (unsigned i = 0; i < q->ncirc; i++)
+		for (int k = 0; k < 2; k++)
+			if (q->circ[i].parent < 0 || q->nodes[q->circ[i].parent].shaped < 0)
+				q->root[k] += q->circ[i].max[k];
+	free(sum);
+	return 0;
+}
+
+/* The class a circuit hangs on: a shaped node's index, or nnodes for
+ * the root. */
+static unsigned circuit_bucket(const struct lqos *q, const struct lq_circuit *c)
+{
+	int up = c->parent < 0 ? -1 : q->nodes[c->parent].shaped;
+
+	return up < 0 ? q->nnodes : (unsigned)up;
+}
+
+/* q->corder: the circuits grouped by the class they hang on (in node
+ * order, the root's last), each group in file order; q->cstart[b] where
+ * group b starts. A counting sort: linear at any size. */
+static int group_circuits(struct lqos *q)
+{
+	unsigned nb = q->nnodes + 1, *next;
+
+	q->cstart = calloc((size_t)nb + 1, sizeof(*q->cstart));
+	q->corder = calloc(q->ncirc ? q->ncirc : 1, sizeof(*q->corder));
+	if (!q->cstart || !q->corder)
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	for (unsigned c = 0; c < q->ncirc; c++)
+		q->cstart[circuit_bucket(q, &q->circ[c]) + 1]++;
+	for (unsigned b = 0; b < nb; b++)
+		q->cstart[b + 1] += q->cstart[b];
+	next = malloc((size_t)nb * sizeof(*next));
+	if (!next)
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	memcpy(next, q->cstart, (size_t)nb * sizeof(*next));
+	for (unsigned c = 0; c < q->ncirc; c++)
+		q->corder[next[circuit_bucket(q, &q->circ[c])]++] = c;
+	free(next);
+	return 0;
+}
+
+/* A class id's place in lqos_classid's order, or -1 for one it never
+ * gives (the root's and the default class's places are taken). */
+static long id_index(__u32 id)
+{
+	__u32 maj = id >> 16, min = id & 0xffff;
+	__u64 k = (__u64)(maj - 1) * 0xffff + (min - 1);
+
+	return maj && min && k >= 2 && k < CONFIG_MAX_CLASSES ? (long)k : -1;
+}
+
+/* used[k]: the id of place k is free (0), taken by a class of this import
+ * (ID_TAKEN), or an id the earlier config gave a class (ID_PREV): kept for
+ * that class's circuit or node, and given to a new class only when no
+ * other id is left, so that a reload does not hand a deleted subscriber's
+ * counters to a new one. */
+enum { ID_FREE, ID_TAKEN, ID_PREV };
+
+static void reserve_prev(const struct lqos *q, unsigned char *used)
+{
+	for (unsigned i = 0; i < q->nprev; i++) {
+		long k = id_index(q->prev[i].classid);
+
+		if (k >= 0)
+			used[k] = ID_PREV;
+	}
+}
+
+/* --keep-ids: the class a circuit or node had in the earlier config. */
+static __u32 kept_id(struct lqos *q, char kind, const char *key, unsigned char *used)
+{
+	__u32 id = lqos_prev_id(q, kind, key);
+	long k = id ? id_index(id) : -1;
+
+	if (k < 0 || used[k] == ID_TAKEN)
+		return 0;
+	used[k] = ID_TAKEN;
+	q->kept++;
+	return id;
+}
+
+/* The next free id after *next; past the last, an earlier config's. */
+static __u32 fresh_id(unsigned char *used, __u32 *next)
+{
+	while (*next < CONFIG_MAX_CLASSES && used[*next] != ID_FREE)
+		(*next)++;
+	if (*next == CONFIG_MAX_CLASSES)
+		for (*next = 2; used[*next] == ID_TAKEN; (*next)++)
+			;
+	used[*next] = ID_TAKEN;
+	return lqos_classid((*next)++);
+}
+
+/* Ids: the root 1:1, the default class 1:2, then with --keep-ids the
+ * earlier config's id of each circuit and node it had; every other class
+ * the next id not taken, in the order lqos_write writes the classes (each
+ * shaped node followed by its circuits, then the root's own circuits). */
+static int number_classes(struct lqos *q)
+{
+	__u64 total = 2 + (__u64)q->ncirc;
+	__u32 next = 2;
+	unsigned char *used;
+	char f[MSG_QUOTE_BUF];
+
+	for (unsigned i = 0; i < q->nnodes; i++)
+		total += !q->nodes[i].virt;
+	if (total > CONFIG_MAX_CLASSES)
+		return lq_err(q, q->csv_name, 0,
+			      "%llu classes (circuits, nodes of %s, the root and the default class): an htbctl config holds at most %u",
+			      (unsigned long long)total, QV(f, q->json_name), CONFIG_MAX_CLASSES);
+	q->nclasses = (__u32)total;
+	/* total <= CONFIG_MAX_CLASSES: fresh_id always finds a free place */
+	used = calloc(CONFIG_MAX_CLASSES, 1);
+	if (!used || group_circuits(q)) {
+		free(used);
+		return used ? -1 : lq_err(q, q->csv_name, 0, "out of memory");
+	}
+	reserve_prev(q, used);
+	for (unsigned i = 0; i < q->nnodes; i++)
+		if (!q->nodes[i].virt)
+			q->nodes[i].classid = kept_id(q, 'n', q->nodes[i].name, used);
+	for (unsigned c = 0; c < q->ncirc; c++)
+		q->circ[c].classid = kept_id(q, 'c', q->circ[c].id, used);
+	for (unsigned b = 0; b <= q->nnodes; b++) {
+		if (b < q->nnodes && !q->nodes[b].virt && !q->nodes[b].classid)
+			q->nodes[b].classid = fresh_id(used, &next);
+		for (unsigned i = q->cstart[b]; i < q->cstart[b + 1]; i++)
+			if (!q->circ[q->corder[i]].classid)
+				q->circ[q->corder[i]].classid = fresh_id(used, &next);
+	}
+	free(used);
+	return 0;
+}
+
+int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
+	       const struct lqos_text *prev)
+{
+	q->csv_name = csv->name;
+	q->json_name = json->name;
+	q->defrate = 1000000;	/* the default class's guarantee: 1 Mbit/s */
+	if (prev) {
+		q->prev_name = prev->name;
+		if (lqos_read_prev(q, prev))
+			return -1;
+	}
+	if (read_network(q, json) || read_devices(q, csv) || node_rates(q))
+		return -1;
+	return number_classes(q);
+}
+
+void lqos_free(struct lqos *q)
+{
+	for (unsigned i = 0; i < q->nnodes; i++) {
+		free(q->nodes[i].name);
+		free(q->nodes[i].type);
+	}
+	for (unsigned i = 0; i < q->ncirc; i++) {
+		free(q->circ[i].id);
+		free(q->circ[i].name);
+	}
+	for (unsigned i = 0; i < q->naddr; i++) {
+		free(q->addr[i].dev_name);
+		free(q->addr[i].dev_id);
+	}
+	free(q->nodes);
+	free(q->circ);
+	free(q->addr);
+	for (unsigned i = 0; i < q->nprev; i++)
+		free(q->prev[i].key);
+	free(q->prev);
+	lq_map_free(&q->prev_by_key);
+	lq_map_free(&q->node_by_name);
+	lq_map_free(&q->circ_by_id);
+	lq_map_free(&q->addr_by_prefix);
+	free(q->corder);
+	free(q->cstart);
+	memset(q, 0, sizeof(*q));
+}
+
+/* ---- the files ------------------------------------------------------- */
+
+#define LQ_MAX_FILE (1ull << 30)
+
+static int slurp(const struct ctx *ctx, const char *file, char **text, size_t *len)
+{
+	char f[MSG_QUOTE_BUF];
+	struct stat st;
+	size_t got = 0;
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || fstat(fd, &st)) {
+		p_err(ctx, "%s: %s", QV(f, file), strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || (__u64)st.st_size > LQ_MAX_FILE) {
+		p_err(ctx, "%s: %s", QV(f, file),
+		      S_ISREG(st.st_mode) ? "larger than 1 GiB" : file_kind(st.st_mode));
+		goto fail;
+	}
+	*text = malloc((size_t)st.st_size + 1);
+	if (!*text) {
+		p_err(ctx, "%s: out of memory", QV(f, file));
+		goto fail;
+	}
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, *text + got, (size_t)st.st_size - got);
+
+		if (n <= 0) {
+			p_err(ctx, "%s: %s", QV(f, file), n ? strerror(errno) : "it shrank while read");
+			free(*text);
+			goto fail;
+		}
+		got += (size_t)n;
+	}
+	(*text)[got] = '\0';
+	*len = got;
+	close(fd);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int lqos_read_files(const struct ctx *ctx, struct lqos *q, const char *csv_file,
+		    const char *json_file, const char *prev_file)
+{
+	struct lqos_text csv = { .name = csv_file }, json = { .name = json_file },
+			 prev = { .name = prev_file };
+	char *ctext = NULL, *jtext = NULL, *ptext = NULL;
+	int rc = -1;
+
+	if (slurp(ctx, json_file, &jtext, &json.len) || slurp(ctx, csv_file, &ctext, &csv.len) ||
+	    (prev_file && slurp(ctx, prev_file, &ptext, &prev.len)))
+		goto out;
+	csv.text = ctext;
+	json.text = jtext;
+	prev.text = ptext;
+	rc = lqos_parse(q, &csv, &json, prev_file ? &prev : NULL);
+	if (rc)
+		p_err(ctx, "%s", q->err);
+out:
+	free(ctext);
+	free(jtext);
+	free(ptext);
+	return rc;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htbctl import libreqos: LibreQoS's ShapedDevices.csv (circuits and their
+ * devices' addresses) and network.json (the tree of sites and APs) into
+ * one htbctl config with both directions. Everything is read and checked
+ * first (lqos_parse); only a model without an error is written
+ * (lqos_write), so a bad row leaves nothing behind. docs/import.md has the
+ * mapping, the class ids and every check.
+ */
+#ifndef HTBCTL_IMPORT_LIBREQOS_H
+#define HTBCTL_IMPORT_LIBREQOS_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#include "common/common.h"
+#include "import/lq_map.h"
+
+enum lq_dir { LQ_DOWN, LQ_UP };
+
+/* A network.json node (a site, an AP, ...). The array is in preorder:
+ * a node's subtree follows it. */
+struct lq_node {
+	char *name, *type;
+	unsigned line;
+	int parent;		/* index, -1: top level */
+	int shaped;		/* whose class it is: itself, or for a virtual node its
+				 * nearest shaped ancestor (-1: the root) */
+	bool virt;
+	unsigned level;		/* its class's HTB level (the root is 1) */
+	__u64 bw[2];		/* bit/s, by enum lq_dir */
+	__u64 rate[2];
+	__u32 classid;
+};
+
+struct lq_circuit {
+	char *id, *name;
+	unsigned line;		/* its first row */
+	unsigned rows;		/* its devices */
+	int parent;		/* the node its rows name, -1: none (the root) */
+	__u64 min[2], max[2];	/* bit/s */
+	__u32 classid;
+};
+
+struct lq_prefix {		/* a map key: memcmp'able */
+	__u8 af, plen, pad[2];
+	__u8 addr[16];
+};
+
+struct lq_addr {
+	struct lq_prefix p;
+	unsigned circuit, line;
+	unsigned by_circuit;	/* lqos_write's: slot k holds the k-th address in circuit order */
+	char *dev_name, *dev_id;
+};
+
+/* A class of an earlier import's config (--keep-ids): key is 'c' and the
+ * circuit's id, or 'n' and the node's name, as lqos_comment_text wrote
+ * them; ambiguous where two classes had the same key (neither is kept). */
+struct lq_prev {
+	char *key;
+	__u32 classid;
+	bool ambiguous;
+};
+
+struct lqos {
+	const char *csv_name, *json_name, *upload_dev, *prev_name;
+	struct lq_node *nodes;
+	unsigned nnodes, nodecap;
+	struct lq_circuit *circ;
+	unsigned ncirc, circcap;
+	struct lq_addr *addr;
+	unsigned naddr, addrcap;
+	struct lq_map node_by_name, circ_by_id, addr_by_prefix;
+	/* the circuits by the class they hang on (number_classes) */
+	unsigned *corder, *cstart;
+	struct lq_prev *prev;
+	unsigned nprev, prevcap;
+	struct lq_map prev_by_key;
+	unsigned kept;		/* classes that kept their id from prev */
+	unsigned rows;
+	__u64 root[2], defrate;
+	__u32 nclasses;
+	char err[1024];		/* the one line lqos_parse failed with */
+};
+
+struct lqos_text {
+	const char *name;	/* for messages: the file as the user named it */
+	const char *text;
+	size_t len;
+};
+
+/* The class id of the k-th class written: minors 1..ffff of major 1, then
+ * of major 2, ... (tc's minor has 16 bits; an htbctl config may use
+ * several majors). */
+__u32 lqos_classid(__u32 k);
+/* "2.5" (Mbps, at most 9999999.999999) in bit/s. 0, or -1. */
+int lqos_parse_mbps(const char *s, __u64 *bits);
+
+/* Reads and checks both texts into q (zeroed by the caller); with prev
+ * (else NULL), an earlier import's config, circuits and nodes found there
+ * keep their class ids. 0, or -1 with q->err. */
+int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
+	       const struct lqos_text *prev);
+
+/* A name or id from the files as the config's comments carry it, inside
+ * "...": a quote and a backslash escaped with a backslash, then controls
+ * and invalid UTF-8 as \xNN (msg_clip), cut to fit; one line whatever it
+ * holds. --keep-ids compares these forms. */
+#define LQ_COMMENT_BUF 600
+const char *lqos_comment_text(const char *s, char *buf, size_t len);
+
+/* import/libreqos_ids.c: the classes of prev by their comments; the id
+ * prev gave a circuit ('c', its Circuit ID) or node ('n', its name), or
+ * 0. */
+int lqos_read_prev(struct lqos *q, const struct lqos_text *prev);
+__u32 lqos_prev_id(const struct lqos *q, char kind, const char *raw);
+/* The config. 0, or -1 on a write error. */
+int lqos_write(struct lqos *q, FILE *out);
+void lqos_free(struct lqos *q);
+
+/* The whole import of two files: one line printed on an error. */
+int lqos_read_files(const struct ctx *ctx, struct lqos *q, const char *csv_file,
+		    const char *json_file, const char *prev_file);
+
+#endif

@@ -1,0 +1,438 @@
+#!/usr/bin/env bash
+# `htbctl import libreqos ShapedDevices.csv network.json` (issue 27): the
+# real formats (comment lines, quoted fields, address lists, decimal
+# Mbps, Comment and sqm, virtual nodes, a flat network), every error as
+# one line FILE:LINE naming the column or key and the value, exit 1 and
+# nothing written; the round trip of a generated 10,000-circuit set
+# through `htbctl -j check`, every circuit compared; more classes than
+# one major's 16-bit minor holds. Needs no privileges.
+RUN_TOPO=none
+needs() { echo "$HTBCTL" jq awk; }
+. tests/lib/libreqos.sh
+sample=tests/import/libreqos
+
+H='Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment'
+NET='{"Site_A": {"downloadBandwidthMbps": 1000, "uploadBandwidthMbps": 500,
+  "children": {"AP_1": {"downloadBandwidthMbps": 300, "uploadBandwidthMbps": 100}}}}'
+
+# csv LINE...: $tmp/d.csv, the header then LINEs; net [TEXT]: $tmp/n.json
+csv() { { echo "$H"; printf '%s\n' "$@"; } > "$tmp/d.csv"; }
+net() { printf '%s\n' "${1:-$NET}" > "$tmp/n.json"; }
+
+# lq_refused PATTERN [ARGS...]: import of $tmp/d.csv and $tmp/n.json exits
+# 1 with one line on stderr holding PATTERN (fixed text), nothing on
+# stdout, and -o's file neither created nor, when it was there, changed.
+lq_refused() {
+	local pat=$1 rc=0
+	shift
+	"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" "$@" > "$tmp/stdout" 2> "$tmp/err" || rc=$?
+	[ $rc = 1 ] || fail "exit $rc, wanted 1: $(oneline "$tmp/err")"
+	[ "$(wc -l < "$tmp/err")" = 1 ] || fail "not one line: $(oneline "$tmp/err")"
+	grep -qF -- "$pat" "$tmp/err" || fail "wanted '$pat': $(oneline "$tmp/err")"
+	[ ! -s "$tmp/stdout" ] || fail "wrote to stdout: $(oneline "$tmp/stdout")"
+	echo keep > "$tmp/old.ini"
+	rc=0
+	"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" "$@" -o "$tmp/new.ini" -o "$tmp/old.ini" \
+		> /dev/null 2>&1 || rc=$?
+	[ $rc = 1 ] && [ "$(cat "$tmp/old.ini")" = keep ] || fail "-o: exit $rc, the old file: $(oneline "$tmp/old.ini")"
+	rc=0
+	"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" "$@" -o "$tmp/new.ini" > /dev/null 2>&1 || rc=$?
+	[ $rc = 1 ] && [ ! -e "$tmp/new.ini" ] || fail "-o: exit $rc, a new file: $(ls "$tmp")"
+}
+
+ok_row='1,"Smith, J.",1,CPE 1,AP_1,,100.64.0.1,,1,1,100,20,'
+
+# ---- the real formats --------------------------------------------------
+
+# The sample pair holds what operators' files have; its config is kept
+# (config.ini), and what matters is asserted from check's JSON.
+test_sample_config() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json --upload-dev eth1 -o "$tmp/c.ini"
+	diff -u $sample/config.ini <(sed 1d "$tmp/c.ini") > "$tmp/diff" || fail "differs from config.ini: $(head -c 600 "$tmp/diff")"
+	"$HTBCTL" check config "$tmp/c.ini" > /dev/null 2> "$tmp/warn" || fail "check: $(oneline "$tmp/warn")"
+	[ ! -s "$tmp/warn" ] || fail "check warns: $(oneline "$tmp/warn")"
+}
+
+# classes of $tmp/c.json: jq_class ID EXPR
+jq_class() { jq -c --arg id "$1" ".classes[] | select(.classid == \$id) | $2" "$tmp/c.json"; }
+
+test_sample_values() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json --upload-dev eth1 -o "$tmp/c.ini"
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> /dev/null || fail "check failed"
+	[ "$(jq -r .device.upload_dev "$tmp/c.json")" = eth1 ] || fail "upload_dev: $(jq -c .device "$tmp/c.json")"
+	[ "$(jq -r .device.default "$tmp/c.json")" = 1:2 ] || fail "default: $(jq -c .device "$tmp/c.json")"
+	# 2794: two rows, one class with all four addresses, under Tower_East
+	# (whose virtual parent Group_V is no class: it hangs on Site_East)
+	local id
+	id=$(awk '/^# circuit .*\(2794\)$/ { getline; print $2 }' "$tmp/c.ini" | tr -d ']')
+	[ "$(jq_class "$id" '[.rate, .ceil, .upload.rate, .upload.ceil]')" = "[125000,13125000,125000,2250000]" ] ||
+		fail "2794's rates: $(jq_class "$id" .)"
+	[ "$(jq_class "$id" '[.matches[] | .type + " " + .prefix] | sort')" = \
+	  '["dst 100.70.0.5/32","dst 100.70.0.6/32","dst 2001:db8:500::/56","dst 2001:db8:501::/56"]' ] ||
+		fail "2794's matches: $(jq_class "$id" .matches)"
+	grep -q '^# node "Group_V"' "$tmp/c.ini" && fail "the virtual node is a class"
+	# decimal Mbps exactly: 104's 25.5/100.5 down, 12.5/50.25 up; its /29
+	id=$(awk '/^# circuit .*\(104\)$/ { getline; print $2 }' "$tmp/c.ini" | tr -d ']')
+	[ "$(jq_class "$id" '[.rate, .ceil, .upload.rate, .upload.ceil, .matches[0].prefix]')" = \
+	  '[3187500,12562500,1562500,6281250,"100.70.1.0/29"]' ] || fail "104: $(jq_class "$id" .)"
+	# 106 has no Parent Node: a child of the root
+	id=$(awk '/^# circuit .*\(106\)$/ { getline; print $2 }' "$tmp/c.ini" | tr -d ']')
+	[ "$(jq_class "$id" .parent)" = '"1:1"' ] || fail "106's parent: $(jq_class "$id" .parent)"
+	# the root: the top nodes (1000 + 500, 1000 + 250), 106's max (50, 10), the default's 1
+	[ "$(jq_class 1:1 '[.rate, .ceil, .upload.rate, .upload.ceil]')" = "[193875000,193875000,157625000,157625000]" ] ||
+		fail "root: $(jq_class 1:1 .)"
+	[ "$(jq_class 1:2 '[.leaf, .prio, .rate, (.matches | length)]')" = "[true,7,125000,0]" ] ||
+		fail "default class: $(jq_class 1:2 .)"
+}
+
+test_names_in_comments() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json -o "$tmp/c.ini"
+	grep -qxF '# circuit "Elm St. 4 \"the blue house\"" (103)' "$tmp/c.ini" || fail "103's name: $(grep -F '(103)' "$tmp/c.ini")"
+	grep -qxF '# circuit "6 Quarry Drive, Barre, VT 05641" (2794)' "$tmp/c.ini" || fail "2794's name"
+	grep -qxF 'match = dst 100.70.0.6/32   # device "Device 6" (6)' "$tmp/c.ini" || fail "device 6's comment"
+	grep -qxF '# node "AP_South" (AP)' "$tmp/c.ini" || fail "AP_South's comment"
+	grep -q '^# upload_dev = IFACE' "$tmp/c.ini" || fail "no hint for upload_dev without --upload-dev"
+}
+
+# A newline, an escape and a quote in a name stay inside their comment.
+test_hostile_name_one_line() {
+	csv $'7,"two\nlines \e[2J ""q""",1,CPE,AP_1,,100.64.0.7,,1,1,10,10,'
+	net
+	ok "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/c.ini"
+	grep -qxF '# circuit "two\x0alines \x1b[2J \"q\"" (7)' "$tmp/c.ini" || fail "$(grep -a 'circuit' "$tmp/c.ini" | od -c | head -3)"
+	ok "$HTBCTL" check config "$tmp/c.ini"
+}
+
+# LibreQoS's flat network: {} and no Parent Node.
+test_flat_network() {
+	csv '1,A,1,x,,,100.64.0.1,,1,1,10,5,' '2,B,2,y,,,,2001:db8::/64,2,2,20,5,'
+	net '{}'
+	ok "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --upload-dev up0 -o "$tmp/c.ini"
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> /dev/null || fail "check"
+	[ "$(jq -c '[.classes[] | [.classid, .parent, .ceil]]' "$tmp/c.json")" = \
+	  '[["1:1",null,3875000],["1:2","1:1",3875000],["1:3","1:1",1250000],["1:4","1:1",2500000]]' ] ||
+		fail "$(jq -c '[.classes[] | [.classid, .parent, .ceil]]' "$tmp/c.json")"
+}
+
+# CRLF, a byte order mark, blank lines, indented comments, blanks around
+# fields and a quote after blanks (hand-edited files).
+test_crlf_bom_blanks() {
+	printf '\xef\xbb\xbf# exported\r\n%s\r\n\r\n  # an indented comment\r\n1, A ,1,x, AP_1 ,, "100.64.0.1, 100.64.0.2" ,,1,1,10,5,\r\n' "$H" > "$tmp/d.csv"
+	net
+	ok "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/c.ini"
+	grep -qxF 'match = dst 100.64.0.2/32   # device "x" (1)' "$tmp/c.ini" || fail "$(oneline "$tmp/c.ini")"
+	grep -qxF '# circuit "A" (1)' "$tmp/c.ini" || fail "name not trimmed"
+}
+
+# Columns found by name: another order, without the optional ones.
+test_columns_by_name() {
+	printf '%s\n' 'IPv6,IPv4,Parent Node,Circuit ID,Upload Max Mbps,Download Max Mbps,Upload Min Mbps,Download Min Mbps' \
+		',100.64.0.9,AP_1,c9,4,40,0.5,2' > "$tmp/d.csv"
+	net
+	ok "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --upload-dev up0 -o "$tmp/c.ini"
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> /dev/null || fail "check"
+	[ "$(jq_class 1:5 '[.parent, .rate, .ceil, .upload.rate, .upload.ceil]')" = '["1:4",250000,5000000,62500,500000]' ] ||
+		fail "$(jq -c '.classes' "$tmp/c.json")"
+}
+
+# ---- every error -------------------------------------------------------
+
+test_parent_not_in_network() {
+	csv "$ok_row" '2,B,2,y,AP_9,,100.64.0.2,,1,1,10,5,'
+	net
+	lq_refused "d.csv:3: Parent Node 'AP_9' is not a node of"
+}
+test_parent_with_flat_network() {
+	csv "$ok_row"
+	net '{}'
+	lq_refused "d.csv:2: Parent Node 'AP_1' is not a node of"
+	grep -qF 'a flat network leaves Parent Node empty' "$tmp/err" || fail "$(oneline "$tmp/err")"
+}
+test_duplicate_address() {
+	csv "$ok_row" '2,B,2,y,AP_1,,"100.64.0.5, 100.64.0.1/32",,1,1,10,5,'
+	net
+	lq_refused "d.csv:3: IPv4 '100.64.0.1/32' of circuit '2' is also at line 2 (circuit 1)"
+}
+test_duplicate_ipv6_same_circuit() {
+	csv '1,A,1,x,AP_1,,,2001:db8:1::/48,1,1,10,5,' '1,A,2,y,AP_1,,,2001:db8:1:0::/48,1,1,10,5,'
+	net
+	lq_refused "d.csv:3: IPv6 '2001:db8:1:0::/48' of circuit '1' is also at line 2"
+}
+test_devices_differ_in_rate() {
+	csv "$ok_row" '1,"Smith, J.",2,CPE 2,AP_1,,100.64.0.2,,1,1,105,20,'
+	net
+	lq_refused "d.csv:3: Download Max Mbps '105' of circuit '1' differs from line 2 ('100')"
+}
+test_devices_differ_in_parent() {
+	csv "$ok_row" '1,"Smith, J.",2,CPE 2,Site_A,,100.64.0.2,,1,1,100,20,'
+	net
+	lq_refused "d.csv:3: Parent Node 'Site_A' of circuit '1' differs from line 2 (AP_1)"
+}
+test_min_above_max() {
+	csv '1,A,1,x,AP_1,,100.64.0.1,,1,30,100,20,'
+	net
+	lq_refused "d.csv:2: Upload Min Mbps '30' is above Upload Max Mbps '20'"
+}
+test_zero_rate() {
+	csv '1,A,1,x,AP_1,,100.64.0.1,,0,1,100,20,'
+	net
+	lq_refused "d.csv:2: Download Min Mbps '0' is zero"
+}
+test_rate_below_8_bits() {
+	csv '1,A,1,x,AP_1,,100.64.0.1,,1,0.000005,100,20,'
+	net
+	lq_refused "d.csv:2: Upload Min Mbps '0.000005' is below 8 bit/s"
+}
+test_rate_not_a_number() {
+	for v in 10mbit -5 '' 1,5 1e3 12345678; do
+		csv "1,A,1,x,AP_1,,100.64.0.1,,1,1,\"$v\",20,"
+		net
+		lq_refused "d.csv:2: Download Max Mbps '$v' is not a number of Mbps"
+	done
+}
+test_bad_address() {
+	csv '1,A,1,x,AP_1,,100.64.0.256,,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: IPv4 '100.64.0.256' is not an IPv4 address"
+}
+test_address_in_the_other_column() {
+	csv '1,A,1,x,AP_1,,2001:db8::1,,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: IPv4 '2001:db8::1' is not an IPv4 address (it is in the other family's column)"
+}
+test_bad_prefix_length() {
+	csv '1,A,1,x,AP_1,,,2001:db8::/129,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: IPv6 '2001:db8::/129' has an invalid prefix length (0..128)"
+}
+test_host_bits() {
+	csv '1,A,1,x,AP_1,,100.64.0.1/24,,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: IPv4 '100.64.0.1/24' has host bits set (did you mean 100.64.0.0/24?)"
+}
+test_no_address() {
+	csv '1,A,1,x,AP_1,,,,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: no address: a device needs an IPv4 or an IPv6 address"
+}
+test_empty_circuit_id() {
+	csv "$ok_row" ',B,2,y,AP_1,,100.64.0.2,,1,1,10,5,'
+	net
+	lq_refused "d.csv:3: Circuit ID is empty"
+}
+test_header_without_column() {
+	printf '%s\n' 'Circuit ID,Parent Node,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps' '1,AP_1,100.64.0.1,,1,1,10' > "$tmp/d.csv"
+	net
+	lq_refused "d.csv:1: the header has no 'Upload Max Mbps' column"
+}
+test_header_column_twice() {
+	printf '%s\n' "$H,IPv4" "$ok_row" > "$tmp/d.csv"
+	net
+	lq_refused "d.csv:1: column 'IPv4' given twice in the header"
+}
+test_too_few_fields() {
+	csv '1,A,1,x,AP_1,,100.64.0.1,,1,1,10'
+	net
+	lq_refused "d.csv:2: 11 fields, the header (line 1) has 13"
+}
+test_too_many_fields_without_comment() {
+	printf '%s\n' "${H%,Comment}" '1,A,1,x,AP_1,,100.64.0.1,,1,1,10,5,extra' > "$tmp/d.csv"
+	net
+	lq_refused "d.csv:2: 13 fields, the header (line 1) has 12 (a field with a comma needs double quotes)"
+}
+test_unclosed_quote() {
+	csv "$ok_row" '2,"B,2,y,AP_1,,100.64.0.2,,1,1,10,5,' '3,C,3,z,AP_1,,100.64.0.3,,1,1,10,5,'
+	net
+	lq_refused 'd.csv:3: the quoted field opened on line 3 has no closing quote'
+}
+test_text_after_quote() {
+	csv '1,"A"x,1,x,AP_1,,100.64.0.1,,1,1,10,5,'
+	net
+	lq_refused "d.csv:2: text after a field's closing quote"
+}
+test_only_a_header() {
+	csv
+	net
+	lq_refused 'd.csv: no circuits: the file has only its header'
+}
+test_empty_csv() {
+	: > "$tmp/d.csv"
+	net
+	lq_refused 'd.csv: no header row and no circuits'
+}
+test_missing_file() {
+	net
+	lq_refused "d.csv': No such file or directory"
+}
+test_json_syntax() {
+	csv "$ok_row"
+	net $'{\n  "Site_A": {\n    "downloadBandwidthMbps": 1000,\n    "uploadBandwidthMbps": 500,\n  }\n}'
+	lq_refused "n.json:5: expected a member name in double quotes"
+}
+test_json_node_twice() {
+	csv "$ok_row"
+	net $'{"AP_1": {"downloadBandwidthMbps": 1, "uploadBandwidthMbps": 1},\n "S": {"downloadBandwidthMbps": 1, "uploadBandwidthMbps": 1,\n  "children": {\n   "AP_1": {"downloadBandwidthMbps": 1, "uploadBandwidthMbps": 1}}}}'
+	lq_refused "n.json:4: node name 'AP_1' given twice (also line 1)"
+}
+test_json_bandwidth_missing() {
+	csv "$ok_row"
+	net $'{"AP_1":\n {"downloadBandwidthMbps": 100}}'
+	lq_refused "n.json:2: node 'AP_1' has no \"uploadBandwidthMbps\""
+}
+test_json_bandwidth_not_a_number() {
+	csv "$ok_row"
+	net $'{"AP_1": {"downloadBandwidthMbps": 100,\n  "uploadBandwidthMbps": "fast"}}'
+	lq_refused "n.json:2: node 'AP_1': \"uploadBandwidthMbps\" 'fast' is not a number of Mbps"
+}
+test_json_zero_bandwidth() {
+	csv "$ok_row"
+	net $'{"AP_1": {"downloadBandwidthMbps": 0, "uploadBandwidthMbps": 5}}'
+	lq_refused "n.json:1: node 'AP_1': \"downloadBandwidthMbps\" '0' is below 8 bit/s"
+}
+test_json_top_not_object() {
+	csv "$ok_row"
+	net '[]'
+	lq_refused "n.json:1: the top is an array: network.json is an object of nodes"
+}
+test_json_too_deep_for_htb() {
+	local j='{"AP_1": {"downloadBandwidthMbps": 1, "uploadBandwidthMbps": 1}}' i
+	for i in 7 6 5 4 3 2 1; do
+		j="{\"N$i\": {\"downloadBandwidthMbps\": 1, \"uploadBandwidthMbps\": 1, \"children\": $j}}"
+	done
+	csv "$ok_row"
+	net "$j"
+	lq_refused "n.json:1: node 'AP_1' is at HTB level 9"
+}
+test_circuit_too_deep_for_htb() {
+	local j='{"AP_1": {"downloadBandwidthMbps": 1, "uploadBandwidthMbps": 1}}' i
+	for i in 6 5 4 3 2 1; do
+		j="{\"N$i\": {\"downloadBandwidthMbps\": 1, \"uploadBandwidthMbps\": 1, \"children\": $j}}"
+	done
+	csv "$ok_row"
+	net "$j"
+	lq_refused "d.csv:2: Parent Node 'AP_1' is at HTB level 8"
+}
+test_usage_errors() {
+	csv "$ok_row"
+	net
+	refused_with 2 'import libreqos needs ShapedDevices.csv and network.json' "$HTBCTL" import libreqos "$tmp/d.csv"
+	refused_with 2 "unexpected argument 'x'" "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" x
+	refused_with 2 '--upload-dev needs a device' "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --upload-dev
+	refused_with 2 "--upload-dev 'a b'" "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --upload-dev 'a b'
+}
+test_error_in_json_mode() {
+	csv "$ok_row" '2,B,2,y,AP_9,,100.64.0.2,,1,1,10,5,'
+	net
+	"$HTBCTL" -j import libreqos "$tmp/d.csv" "$tmp/n.json" > "$tmp/out" 2> /dev/null && fail "exit 0"
+	jq -e '.error | test("d.csv:3: Parent Node")' "$tmp/out" > /dev/null || fail "$(oneline "$tmp/out")"
+}
+
+# With -j and -o, what was written is an object on stdout.
+test_json_summary() {
+	"$HTBCTL" -j import libreqos $sample/ShapedDevices.csv $sample/network.json -o "$tmp/c.ini" > "$tmp/out" 2> "$tmp/err" ||
+		fail "$(oneline "$tmp/err")"
+	[ "$(jq -c '[.circuits, .devices, .addresses, .nodes, .classes]' "$tmp/out")" = "[8,9,16,7,16]" ] ||
+		fail "$(oneline "$tmp/out")"
+	[ ! -s "$tmp/err" ] || fail "stderr: $(oneline "$tmp/err")"
+}
+
+# ---- the round trip ----------------------------------------------------
+
+# roundtrip N: lqos_generate's set of N circuits imported, checked with
+# htbctl -j check and every circuit compared with what was generated:
+# rate, ceil, upload rate and ceil, parent node, addresses; every node's
+# ceil its bandwidth. Notes the import's time.
+roundtrip() {
+	local n=$1 t0 t1 ms
+	lqos_generate "$tmp" "$n"
+	t0=$(date +%s%N)
+	ok "$HTBCTL" import libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --upload-dev up0 -o "$tmp/c.ini"
+	t1=$(date +%s%N)
+	ms=$(( (t1 - t0) / 1000000 ))
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> "$tmp/warn" || fail "check: $(oneline "$tmp/warn")"
+	# which class is which circuit or node: the comments above [class X]
+	awk '/^# circuit / { k = "circuit"; v = $0; sub(/.*\(/, "", v); sub(/\)$/, "", v); next }
+	     /^# node / { k = "node"; v = $3; gsub(/"/, "", v); next }
+	     /^\[class / { c = $2; sub(/\]/, "", c); if (k) printf "{\"class\":\"%s\",\"%s\":\"%s\"}\n", c, k, v; k = "" }' \
+		"$tmp/c.ini" > "$tmp/names.jsonl"
+	jq -n --slurpfile chk "$tmp/c.json" --slurpfile nm "$tmp/names.jsonl" --slurpfile exp "$tmp/expected.jsonl" '
+		($nm | map({key: .class, value: .}) | from_entries) as $by
+		| [$chk[0].classes[] | select($by[.classid].circuit)] as $circ
+		| ($circ | map({key: $by[.classid].circuit, value: {
+			parent: ($by[.parent].node // ""), down: [.rate, .ceil], up: [.upload.rate, .upload.ceil],
+			ips: (.matches | map(.prefix) | sort), types: (.matches | map(.type) | unique)}}) | from_entries) as $got
+		| ($exp | map({key: .id, value: {parent, down, up, ips: (.ips | sort), types: ["dst"]}}) | from_entries) as $want
+		| [$want | keys[] | select($got[.] != $want[.])] as $bad
+		| {circuits: ($circ | length), want: ($want | length), bad: ($bad | length),
+		   first: ($bad[:1] | map({id: ., want: $want[.], got: $got[.]}))}' > "$tmp/cmp.json" || fail "jq"
+	[ "$(jq -c '[.circuits, .want, .bad]' "$tmp/cmp.json")" = "[$n,$n,0]" ] ||
+		fail "$(jq -c . "$tmp/cmp.json" | head -c 600)"
+	# the nodes: network.json's bandwidths are the classes' ceilings
+	jq -c '[.. | objects | to_entries[] | select(.value | type == "object" and has("downloadBandwidthMbps"))
+		| {key: .key, value: [.value.downloadBandwidthMbps * 125000, .value.uploadBandwidthMbps * 125000]}]
+		| from_entries' "$tmp/network.json" > "$tmp/nodes_want.json"
+	jq -n --slurpfile chk "$tmp/c.json" --slurpfile nm "$tmp/names.jsonl" '
+		($nm | map({key: .class, value: .}) | from_entries) as $by
+		| [$chk[0].classes[] | select($by[.classid].node) | {key: $by[.classid].node, value: [.ceil, .upload.ceil]}]
+		| from_entries' > "$tmp/nodes_got.json"
+	[ "$(jq -S -c . "$tmp/nodes_got.json")" = "$(jq -S -c . "$tmp/nodes_want.json")" ] ||
+		fail "nodes differ: $(diff <(jq -S . "$tmp/nodes_want.json") <(jq -S . "$tmp/nodes_got.json") | head -c 400)"
+	note "$n circuits ($(wc -l < "$tmp/ShapedDevices.csv") lines, $(jq length "$tmp/nodes_want.json") nodes) imported in ${ms} ms"
+}
+
+test_roundtrip_10000() { roundtrip 10000; }
+
+# ids FILE: "KEY CLASS" per class of an import's config, KEY c:ID or n:NAME
+ids() {
+	awk '/^# circuit / { k = $0; sub(/.*" \(/, "c:", k); sub(/\)$/, "", k); next }
+	     /^# node / { k = "n:" $3; gsub(/"/, "", k); next }
+	     /^\[class / { c = $2; sub(/\]/, "", c); if (k) print k, c; k = "" }' "$1" | sort
+}
+
+# --keep-ids: a CRM export with 100 new circuits at the top and every 50th
+# circuit gone keeps every other circuit's and every node's class id; the
+# new ones get ids the old config did not use.
+test_keep_ids_10000() {
+	lqos_generate "$tmp" 10000
+	ok "$HTBCTL" import libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --upload-dev up0 -o "$tmp/old.ini"
+	awk -F, 'NR == 3 { print; for (i = 1; i <= 100; i++)
+			printf "NEW-%d,New %d,%d,CPE,AP_1_1_1,,198.18.%d.%d,,1,1,50,10,,\n", i, i, 90000 + i, int(i / 256), i % 256
+		next }
+		 NR > 3 && $1 ~ /^[0-9]+$/ && $1 % 50 == 0 { next } { print }' "$tmp/ShapedDevices.csv" > "$tmp/new.csv"
+	ok "$HTBCTL" import libreqos "$tmp/new.csv" "$tmp/network.json" --upload-dev up0 --keep-ids "$tmp/old.ini" -o "$tmp/new.ini"
+	ids "$tmp/old.ini" > "$tmp/old.ids"
+	ids "$tmp/new.ini" > "$tmp/new.ids"
+	local kept moved new reused
+	kept=$(join "$tmp/old.ids" "$tmp/new.ids" | awk '$2 == $3' | wc -l)
+	moved=$(join "$tmp/old.ids" "$tmp/new.ids" | awk '$2 != $3' | wc -l)
+	new=$(join -v 2 "$tmp/old.ids" "$tmp/new.ids" | wc -l)
+	reused=$(join -v 2 "$tmp/old.ids" "$tmp/new.ids" | awk '{ print $2 }' | grep -cxFf <(awk '{ print $2 }' "$tmp/old.ids"))
+	[ "$new" = 100 ] && [ "$moved" = 0 ] && [ "$reused" = 0 ] &&
+		[ "$kept" = $(($(wc -l < "$tmp/new.ids") - 100)) ] ||
+		fail "kept $kept, moved $moved, new $new (of them on an old id: $reused)"
+	grep -q "import: $kept of them kept their class id" "$tmp/out" || fail "no count $kept: $(oneline "$tmp/out")"
+	"$HTBCTL" check config "$tmp/new.ini" > /dev/null 2>&1 || fail "check of the new config"
+	note "$kept ids kept, 100 new"
+}
+
+# A --keep-ids file that is no import's config keeps nothing and changes
+# nothing; one that is missing is an error like the others.
+test_keep_ids_other_file() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json -o "$tmp/a.ini"
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json --keep-ids configs/seed003.ini -o "$tmp/b.ini"
+	grep -q "0 of them kept" "$tmp/out" || fail "$(oneline "$tmp/out")"
+	cmp -s "$tmp/a.ini" "$tmp/b.ini" || fail "differs"
+	csv "$ok_row"
+	net
+	lq_refused "nothere.ini': No such file or directory" --keep-ids "$tmp/nothere.ini"
+}
+
+# Past one major's 65535 minors the ids go on in major 2: 70,000 circuits.
+test_roundtrip_beyond_16_bits() {
+	roundtrip 70000
+	grep -q '^\[class 1:ffff\]$' "$tmp/c.ini" && grep -q '^\[class 2:1\]$' "$tmp/c.ini" ||
+		fail "no 1:ffff then 2:1"
+	[ "$(jq '.classes | length' "$tmp/c.json")" = $((70000 + 145 + 2)) ] || fail "classes: $(jq '.classes | length' "$tmp/c.json")"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
