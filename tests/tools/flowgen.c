@@ -7,8 +7,12 @@
  *   flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]
  *                [--from-first] [--bind ADDR]
  *
- * send: TARGET is DST,PORT,FLOWS,RATE (commas, so that an IPv6 DST needs no
- * brackets), e.g. 198.18.2.2,6000,2000,12000000 or fd00:2::2,6000,300,3m.
+ * send: TARGET is DST,PORT,FLOWS,RATE[,SRC] (commas, so that an IPv6 DST
+ * needs no brackets), e.g. 198.18.2.2,6000,2000,12000000 or
+ * fd00:2::2,6000,300,3m. SRC, an address of this host in DST's family,
+ * is the source of the target's datagrams (IP_PKTINFO / IPV6_PKTINFO on
+ * each, the one socket's bound address otherwise): many subscribers'
+ * uploads from one process, as the router and bridge scenarios send them.
  * All datagrams leave by ONE unconnected UDP socket, never connect()ed: its
  * packets are the "socketless" kind to fq (hashed by flow, not by socket).
  * The family comes from the addresses: all TARGETs and --src must be one.
@@ -110,6 +114,8 @@ struct target {
 	const char *spec;	/* the argument as given, for the report */
 	union addr dst;		/* port set per datagram */
 	socklen_t len;
+	union addr src;		/* SRC, the datagrams' source */
+	socklen_t src_len;	/* 0: none (the socket's) */
 	unsigned int port, flows;
 	double pps;		/* datagrams per second */
 	uint64_t burst;		/* the most datagrams one round sends */
@@ -130,6 +136,11 @@ struct send_batch {
 	struct mmsghdr msgs[BATCH];
 	union addr names[BATCH];
 	struct iovec iov;
+	/* a target's SRC, as IP_PKTINFO or IPV6_PKTINFO */
+	union {
+		char buf[CMSG_SPACE(sizeof(struct in6_pktinfo))];
+		struct cmsghdr align;
+	} ctl[BATCH];
 };
 
 struct recv_opts {
@@ -187,7 +198,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N] TARGET...\n"
-		"         TARGET = DST,PORT,FLOWS,RATE (RATE bits/s, k/m/g suffixes)\n"
+		"         TARGET = DST,PORT,FLOWS,RATE[,SRC] (RATE bits/s, k/m/g suffixes)\n"
 		"       flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]\n"
 		"                    [--from-first] [--bind ADDR]\n");
 }
@@ -329,24 +340,27 @@ static const char *family_name(int family)
 /* DST,PORT,FLOWS,RATE into t (exit 2 if it is not one). */
 static void parse_target(const char *spec, long size, struct target *t)
 {
-	char buf[256], what[320], *f[4], *p;
+	char buf[256], what[320], *f[5], *p;
 	uint64_t rate;
 	int n = 0;
 
 	if (strlen(spec) >= sizeof(buf))
 		usage_error("target '%.40s...' is too long", spec);
 	strcpy(buf, spec);
-	for (p = buf; n < 4 && p; n++) {
+	for (p = buf; n < 5 && p; n++) {
 		f[n] = p;
 		p = strchr(p, ',');
 		if (p)
 			*p++ = '\0';
 	}
-	if (n != 4 || p)
-		usage_error("target '%s' is not DST,PORT,FLOWS,RATE", spec);
+	if (n < 4 || p)
+		usage_error("target '%s' is not DST,PORT,FLOWS,RATE[,SRC]", spec);
 	t->spec = spec;
 	if (!parse_addr(f[0], &t->dst, &t->len))
 		usage_error("target '%s': DST '%s' is not an IPv4 or IPv6 address", spec, f[0]);
+	if (n == 5 && (!parse_addr(f[4], &t->src, &t->src_len) ||
+		       t->src.sa.sa_family != t->dst.sa.sa_family))
+		usage_error("target '%s': SRC '%s' is not an address of DST's family", spec, f[4]);
 	snprintf(what, sizeof(what), "target '%s': PORT", spec);
 	t->port = (unsigned int)parse_num(what, f[1], 1, 65535);
 	snprintf(what, sizeof(what), "target '%s': FLOWS", spec);
@@ -400,6 +414,38 @@ static int send_socket(const struct send_opts *o)
 	return fd;
 }
 
+/* A datagram's source, t's SRC when it has one (the kernel takes
+ * ipi_spec_dst, or ipi6_addr, as the source of an unconnected send). */
+static void set_source(struct msghdr *h, void *ctl, const struct target *t)
+{
+	struct cmsghdr *c;
+
+	h->msg_control = NULL;
+	h->msg_controllen = 0;
+	if (!t->src_len)
+		return;
+	h->msg_control = ctl;
+	h->msg_controllen = t->src.sa.sa_family == AF_INET ?
+		CMSG_SPACE(sizeof(struct in_pktinfo)) : CMSG_SPACE(sizeof(struct in6_pktinfo));
+	memset(ctl, 0, h->msg_controllen);
+	c = CMSG_FIRSTHDR(h);
+	if (t->src.sa.sa_family == AF_INET) {
+		struct in_pktinfo pi = { .ipi_spec_dst = t->src.v4.sin_addr };
+
+		c->cmsg_level = IPPROTO_IP;
+		c->cmsg_type = IP_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	} else {
+		struct in6_pktinfo pi = { .ipi6_addr = t->src.v6.sin6_addr };
+
+		c->cmsg_level = IPPROTO_IPV6;
+		c->cmsg_type = IPV6_PKTINFO;
+		c->cmsg_len = CMSG_LEN(sizeof(pi));
+		memcpy(CMSG_DATA(c), &pi, sizeof(pi));
+	}
+}
+
 /* The next n datagrams of t, each to its flow's port. */
 static void fill_batch(struct send_batch *b, const struct target *t, unsigned int n)
 {
@@ -418,6 +464,7 @@ static void fill_batch(struct send_batch *b, const struct target *t, unsigned in
 		h->msg_namelen = t->len;
 		h->msg_iov = &b->iov;
 		h->msg_iovlen = 1;
+		set_source(h, &b->ctl[k], t);
 	}
 }
 
