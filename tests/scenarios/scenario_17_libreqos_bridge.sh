@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Scenario 17 (issue 27): an ISP's subscribers from LibreQoS's own files,
+# on a bridge, both directions. ShapedDevices.csv holds 1,024 circuits
+# (one IPv4 address each) under 64 access points under 4 sites of
+# network.json; `htbctl import libreqos ... --upload-dev` turns them into
+# one config, and the daemon shapes the bridge's subscriber-side port
+# (download, by destination) and its upstream port (upload, the same
+# matches mirrored to the source) from it. Every 32nd circuit is active,
+# offered 1.5 times its plan (its Max) each way over four flows: the
+# server's one socket sends every download, one process every upload
+# (each datagram from its circuit's address); the others are idle.
+# Pass: every active circuit within 3% of its Max in each direction (the
+# nodes above leave room for all of them: nothing above is short), the
+# idle ones receive nothing, each direction's whole within 1%. htbctl
+# alone: kernel HTB beside it is scenario 13's job, and 2,048 linear u32
+# filters would measure the emulator.
+. "$(dirname "$0")/../lib/shaping.sh"
+. "$(dirname "$0")/../lib/router.sh"
+. "$(dirname "$0")/../lib/forward.sh"
+scenario_begin scenario17
+DAEMON_WAIT=120	# two devices of 1,093 classes each under emulation
+# 32 circuits at 1.5 and 0.75 Mbit/s; rates at scale 1
+scenario_load 72
+
+SITES=4 APS=16 SUBS=16 EVERY=32
+NSUB=$((SITES * APS * SUBS))
+# plans in kbit/s at this scale: Max down / up; Min a quarter of Max
+DOWN=$(sk 1000) UP=$(sk 500)
+# circuit i (from 0): 198.18.(16 + i / 250).(i % 250 + 1), on the
+# subscribers' VLAN device; the server reaches the /20 on its link
+sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
+mbps() { awk -v k="$1" 'BEGIN { printf "%.6f", k / 1000 }'; }
+
+bridge_up s17h 100 10 || { fail "scenario17: bridge setup"; exit 1; }
+fwd_use s17h
+{ for ((i = 0; i < NSUB; i++)); do echo "addr add $(sub_addr $i)/32 dev s17h-c.100"; done; } |
+	ip -n "$FWD_C" -batch - || { fail "scenario17: subscriber addresses"; exit 1; }
+in_u ip route add 198.18.16.0/20 dev s17h-u.100 || { fail "scenario17: the server's route"; exit 1; }
+
+# LibreQoS's files: nodes with room for every circuit's Max under them
+lq=$work/libreqos
+mkdir -p "$lq"
+{ echo "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment"
+  for ((i = 0; i < NSUB; i++)); do
+	ap="AP_$((i / (APS * SUBS)))_$((i / SUBS % APS))"
+	echo "c$i,Subscriber $i,d$i,CPE $i,$ap,,$(sub_addr $i),,$(mbps $((DOWN / 4))),$(mbps $((UP / 4))),$(mbps "$DOWN"),$(mbps "$UP"),"
+  done; } > "$lq/ShapedDevices.csv"
+{ echo "{"
+  for ((s = 0; s < SITES; s++)); do
+	echo "\"Site_$s\": {\"downloadBandwidthMbps\": $(mbps $((DOWN * SUBS * APS))), \"uploadBandwidthMbps\": $(mbps $((UP * SUBS * APS))), \"type\": \"Site\", \"children\": {"
+	for ((a = 0; a < APS; a++)); do
+		echo "\"AP_${s}_$a\": {\"downloadBandwidthMbps\": $(mbps $((DOWN * SUBS))), \"uploadBandwidthMbps\": $(mbps $((UP * SUBS))), \"type\": \"AP\"}$([ $a -lt $((APS - 1)) ] && echo ,)"
+	done
+	echo "}}$([ $s -lt $((SITES - 1)) ] && echo ,)"
+  done
+  echo "}"; } > "$lq/network.json"
+
+conf=$work/conf/libreqos.ini
+t0=$SECONDS
+"$HTBCTL" import libreqos "$lq/ShapedDevices.csv" "$lq/network.json" --upload-dev "$FWD_UP" \
+	-o "$conf" 2> "$work/import.err" || { fail "scenario17: import libreqos: $(head -3 "$work/import.err" | tr '\n' ' ')"; exit 1; }
+n=$(grep -c '^\[class' "$conf")
+step "imported: $n classes, $NSUB circuits, $((NSUB / EVERY)) active, in $((SECONDS - t0)) s"
+cp "$lq"/* "$conf" "$RESULTS/" 2> /dev/null
+
+# the class and the plan of each circuit, from the config as written:
+# "ADDR CLASSID DOWN_CEIL UP_CEIL" (bit/s), through check -j
+"$HTBCTL" -j check config "$conf" 2> "$work/check.err" |
+	jq -r '.classes[] | select(.matches) | .matches[] as $m | select($m.type == "dst") |
+		"\($m.prefix | rtrimstr("/32")) \(.classid) \(.ceil * 8) \(.upload.ceil * 8)"' \
+	> "$work/plans" || { fail "scenario17: check -j of the import: $(head -2 "$work/check.err" | tr '\n' ' ')"; exit 1; }
+[ "$(wc -l < "$work/plans")" = "$NSUB" ] ||
+	{ fail "scenario17: $(wc -l < "$work/plans") circuits' addresses in the config, not $NSUB"; exit 1; }
+
+down=() up=()
+for ((i = 0; i < NSUB; i += EVERY)); do
+	down+=("$(sub_addr $i),6000,4,$((DOWN * 3 / 2))k")
+	up+=("$SRV4,6100,4,$((UP * 3 / 2))k,$(sub_addr $i)")
+done
+
+FWD_DIR=$work/fwd
+mkdir -p "$FWD_DIR"
+fwd_dev down
+t0=$SECONDS
+shape_with htbctl "$conf" || exit 1
+step "htbctl under its daemon on $FWD_DOWN and $FWD_UP after $((SECONDS - t0)) s"
+fwd_recv_up c:6000:4
+fwd_recv_up u:6100:4
+fwd_ready "$FWD_DIR/s17h.c.recv" "$FWD_DIR/s17h.u.recv" || { fail "scenario17: receivers"; exit 1; }
+fwd_offer u "" "${down[@]}"
+fwd_offer c "" "${up[@]}"
+fwd_stop_receivers
+unshape_htbctl
+cp "$FWD_DIR"/s17h.* "$RESULTS/"
+
+# per circuit and direction: wire bit/s (Ethernet + IP + UDP headers, as
+# the shaper counts; the VLAN tag rides in the skb's metadata) against
+# its Max. down: the subscriber is the destination (field 2), up: the
+# source (field 1).
+judge() {	# recv-file field ceil-column
+	awk -v l=$FWD_LEN -v tol=$FWD_TOL -v every=$EVERY -v nsub=$NSUB -v f="$2" -v col="$3" '
+		function addr(i) { return "198.18." (16 + int(i / 250)) "." (i % 250 + 1) }
+		FNR == NR { want[$1] = $col; next }
+		$3 == "packets" { got[$f] += $8 * (l + 42) / l }
+		END {
+			for (i = 0; i < nsub; i++) {
+				a = addr(i)
+				if (i % every) { if (got[a] > 0) idle++; continue }
+				e = (got[a] - want[a]) * 100 / want[a]
+				n++; sum += got[a]; wsum += want[a]
+				if (n == 1 || e > max) max = e; if (n == 1 || e < min) min = e
+				if (e > tol || e < -tol) { bad++; if (!first) first = sprintf("%s %.0f of %.0f", a, got[a], want[a]) }
+			}
+			printf "%d %d %d %.2f %.2f %.0f %.0f %s\n", n, bad + 0, idle + 0, min, max, sum, wsum, first
+		}' "$work/plans" "$1"
+}
+ok=1
+for d in down up; do
+	if [ $d = down ]; then v=$(judge "$FWD_DIR/s17h.c.recv" 2 3); else v=$(judge "$FWD_DIR/s17h.u.recv" 1 4); fi
+	read -r n bad idle min max sum wsum first <<<"$v"
+	step "$d: $n active circuits from $min% to $max% of their Max, $bad beyond $FWD_TOL%; $idle idle ones received something; all $(mbit "$sum") of $(mbit "$wsum") Mbit/s"
+	r=PASS
+	if [ "$bad" != 0 ] || [ "$idle" != 0 ] || [ "$n" = 0 ] || ! within "$sum" "$wsum" 1; then
+		r=FAIL ok=0
+		fail "scenario17 $d: $bad of $n active circuits beyond $FWD_TOL% (first: ${first:-none}), $idle idle ones received traffic, all $(mbit "$sum") of $(mbit "$wsum") Mbit/s ($(rel_err "$sum" "$wsum")%)"
+	fi
+	summary_row scenario17 "LibreQoS import on a bridge, $d: $n of $NSUB circuits active, each at its Max, Mbit/s in all (min/max error %)" \
+		"$(mbit "$wsum")" "$(mbit "$sum") ($min / $max)" - "$FWD_TOL% each, 1% all" $r
+done
+[ $ok = 1 ] && pass "scenario17: $NSUB LibreQoS circuits imported, on a bridge both ways: every active one within $FWD_TOL% of its Max in each direction"
