@@ -29,31 +29,39 @@ DOWN=$(sk 1000) UP=$(sk 500)
 # circuit i (from 0): 198.18.(16 + i / 250).(i % 250 + 1), on the
 # subscribers' VLAN device; the server reaches the /20 on its link
 sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
-mbps() { awk -v k="$1" 'BEGIN { printf "%.6f", k / 1000 }'; }
 
 bridge_up s17h 100 10 || { fail "scenario17: bridge setup"; exit 1; }
 fwd_use s17h
-{ for ((i = 0; i < NSUB; i++)); do echo "addr add $(sub_addr $i)/32 dev s17h-c.100"; done; } |
+{ for ((i = 0; i < NSUB; i++)); do echo "addr add 198.18.$((16 + i / 250)).$((i % 250 + 1))/32 dev s17h-c.100"; done; } |
 	ip -n "$FWD_C" -batch - || { fail "scenario17: subscriber addresses"; exit 1; }
 in_u ip route add 198.18.16.0/20 dev s17h-u.100 || { fail "scenario17: the server's route"; exit 1; }
 
-# LibreQoS's files: nodes with room for every circuit's Max under them
+# LibreQoS's files, nodes with room for every circuit's Max under them
+# (one awk: a program start is 60 ms in the VM, and one per field took
+# four minutes)
 lq=$work/libreqos
 mkdir -p "$lq"
-{ echo "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment"
-  for ((i = 0; i < NSUB; i++)); do
-	ap="AP_$((i / (APS * SUBS)))_$((i / SUBS % APS))"
-	echo "c$i,Subscriber $i,d$i,CPE $i,$ap,,$(sub_addr $i),,$(mbps $((DOWN / 4))),$(mbps $((UP / 4))),$(mbps "$DOWN"),$(mbps "$UP"),"
-  done; } > "$lq/ShapedDevices.csv"
-{ echo "{"
-  for ((s = 0; s < SITES; s++)); do
-	echo "\"Site_$s\": {\"downloadBandwidthMbps\": $(mbps $((DOWN * SUBS * APS))), \"uploadBandwidthMbps\": $(mbps $((UP * SUBS * APS))), \"type\": \"Site\", \"children\": {"
-	for ((a = 0; a < APS; a++)); do
-		echo "\"AP_${s}_$a\": {\"downloadBandwidthMbps\": $(mbps $((DOWN * SUBS))), \"uploadBandwidthMbps\": $(mbps $((UP * SUBS))), \"type\": \"AP\"}$([ $a -lt $((APS - 1)) ] && echo ,)"
-	done
-	echo "}}$([ $s -lt $((SITES - 1)) ] && echo ,)"
-  done
-  echo "}"; } > "$lq/network.json"
+awk -v sites=$SITES -v aps=$APS -v subs=$SUBS -v down="$DOWN" -v up="$UP" -v dir="$lq" '
+	function mbps(k) { return sprintf("%.6f", k / 1000) }
+	function addr(i) { return "198.18." (16 + int(i / 250)) "." (i % 250 + 1) }
+	BEGIN {
+		csv = dir "/ShapedDevices.csv"; js = dir "/network.json"
+		print "Circuit ID,Circuit Name,Device ID,Device Name,Parent Node,MAC,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps,Comment" > csv
+		for (i = 0; i < sites * aps * subs; i++)
+			printf "c%d,Subscriber %d,d%d,CPE %d,AP_%d_%d,,%s,,%s,%s,%s,%s,\n", i, i, i, i,
+				int(i / (aps * subs)), int(i / subs) % aps, addr(i),
+				mbps(down / 4), mbps(up / 4), mbps(down), mbps(up) > csv
+		print "{" > js
+		for (s = 0; s < sites; s++) {
+			printf "\"Site_%d\": {\"downloadBandwidthMbps\": %s, \"uploadBandwidthMbps\": %s, \"type\": \"Site\", \"children\": {\n",
+				s, mbps(down * subs * aps), mbps(up * subs * aps) > js
+			for (a = 0; a < aps; a++)
+				printf "\"AP_%d_%d\": {\"downloadBandwidthMbps\": %s, \"uploadBandwidthMbps\": %s, \"type\": \"AP\"}%s\n",
+					s, a, mbps(down * subs), mbps(up * subs), (a < aps - 1 ? "," : "") > js
+			printf "}}%s\n", (s < sites - 1 ? "," : "") > js
+		}
+		print "}" > js
+	}' || { fail "scenario17: LibreQoS files"; exit 1; }
 
 conf=$work/conf/libreqos.ini
 t0=$SECONDS
