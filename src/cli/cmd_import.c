@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE] |
- * libreqos CSV JSON [--upload-dev IFACE] [-o FILE]: arguments, the source
- * read, the config written (src/import/ does the work). */
+ * libreqos CSV JSON [--upload-dev IFACE] [--root-mbps DOWN/UP]
+ * [--keep-ids FILE] [-o FILE]: arguments, the source read, the config
+ * written (src/import/ does the work). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,9 +166,15 @@ static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const c
 
 	if (take_libreqos_opts(ctx, &argc, argv, &o) || check_libreqos_opts(ctx, &o, &q))
 		return EXIT_USAGE;
-	if (argc != 3) {
-		p_err(ctx, argc < 3 ? "import libreqos needs ShapedDevices.csv and network.json" :
-				      "unexpected argument '%s' after import libreqos CSV JSON", argv[argc - 1]);
+	if (argc < 3) {
+		p_err(ctx, "import libreqos needs ShapedDevices.csv and network.json");
+		return EXIT_USAGE;
+	}
+	if (argc > 3) {
+		char v[MSG_QUOTE_BUF];
+
+		p_err(ctx, "unexpected argument %s after import libreqos CSV JSON",
+		      msg_quote(v, sizeof(v), argv[3]));
 		return EXIT_USAGE;
 	}
 	if (lqos_read_files(ctx, &q, argv[1], argv[2], o.keep_ids)) {
