@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE] |
- * libreqos CSV JSON [--upload-dev IFACE] [-o FILE]: arguments, the source
- * read, the config written (src/import/ does the work). */
+ * libreqos CSV JSON [--upload-dev IFACE] [--root-mbps DOWN/UP]
+ * [--keep-ids FILE] [-o FILE]: arguments, the source read, the config
+ * written (src/import/ does the work). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,36 +50,81 @@ static int fill_libreqos(const struct ctx *ctx, FILE *f, void *arg)
 	return lqos_write(arg, f);
 }
 
-/* Strips "--upload-dev IFACE" and "--keep-ids FILE" out of argv. The
- * device's name goes into the config as a value: what the kernel would
- * refuse as a device name (and so anything that could break the line) is
- * refused here. */
-static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, const char **dev,
-			      const char **keep)
+/* import libreqos's options, each with a value. */
+struct lq_opts {
+	const char *upload_dev, *keep_ids, *root_mbps;
+};
+
+/* Strips the options out of argv (argv keeps the rest, in order). */
+static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, struct lq_opts *o)
 {
-	const char *why;
+	const struct {
+		const char *name, **val, *what;
+	} opts[] = {
+		{ "--upload-dev", &o->upload_dev, "device" },
+		{ "--keep-ids", &o->keep_ids, "file" },
+		{ "--root-mbps", &o->root_mbps, "DOWN/UP in Mbps" },
+	};
 	int n = 0;
 
 	for (int i = 0; i < *argc; i++) {
-		bool is_dev = !strcmp(argv[i], "--upload-dev"), is_keep = !strcmp(argv[i], "--keep-ids");
+		size_t k = 0;
 
-		if (!is_dev && !is_keep) {
+		while (k < sizeof(opts) / sizeof(opts[0]) && strcmp(argv[i], opts[k].name))
+			k++;
+		if (k == sizeof(opts) / sizeof(opts[0])) {
 			argv[n++] = argv[i];
 			continue;
 		}
 		if (i + 1 >= *argc) {
-			p_err(ctx, "%s needs a %s", argv[i], is_dev ? "device" : "file");
+			p_err(ctx, "%s needs a %s", argv[i], opts[k].what);
 			return -1;
 		}
-		*(is_dev ? dev : keep) = argv[++i];
-		if (is_dev && !ifname_valid(*dev, &why)) {
-			char q[MSG_QUOTE_BUF];
-
-			p_err(ctx, "--upload-dev %s: %s", msg_quote(q, sizeof(q), *dev), why);
+		if (*opts[k].val) {
+			p_err(ctx, "%s given twice", argv[i]);
 			return -1;
 		}
+		*opts[k].val = argv[++i];
 	}
 	*argc = n;
+	return 0;
+}
+
+/* "10000/2000": DOWN/UP Mbps, as LibreQoS's lqos.conf gives the link
+ * (downlink_bandwidth_mbps, uplink_bandwidth_mbps), each at least 1. */
+static int parse_root_mbps(const char *s, __u64 bits[2])
+{
+	const char *slash = strchr(s, '/');
+	size_t n = slash ? (size_t)(slash - s) : 0;
+	char down[32];
+
+	if (!slash || n >= sizeof(down))
+		return -1;
+	memcpy(down, s, n);
+	down[n] = '\0';
+	if (lqos_parse_mbps(down, &bits[LQ_DOWN]) || lqos_parse_mbps(slash + 1, &bits[LQ_UP]))
+		return -1;
+	return bits[LQ_DOWN] >= 1000000 && bits[LQ_UP] >= 1000000 ? 0 : -1;
+}
+
+/* The device's name goes into the config as a value: what the kernel
+ * would refuse as a device name (and so anything that could break the
+ * line) is refused. */
+static int check_libreqos_opts(const struct ctx *ctx, const struct lq_opts *o, struct lqos *q)
+{
+	char v[MSG_QUOTE_BUF];
+	const char *why;
+
+	if (o->upload_dev && !ifname_valid(o->upload_dev, &why)) {
+		p_err(ctx, "--upload-dev %s: %s", msg_quote(v, sizeof(v), o->upload_dev), why);
+		return -1;
+	}
+	q->upload_dev = o->upload_dev;
+	if (o->root_mbps && parse_root_mbps(o->root_mbps, q->root_set)) {
+		p_err(ctx, "--root-mbps %s: expected DOWN/UP in Mbps, each at least 1 (like 10000/2000)",
+		      msg_quote(v, sizeof(v), o->root_mbps));
+		return -1;
+	}
 	return 0;
 }
 
@@ -115,21 +161,26 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
 {
 	struct lqos q = { 0 };
-	const char *upload_dev = NULL, *keep = NULL;
+	struct lq_opts o = { 0 };
 	int rc;
 
-	if (take_libreqos_opts(ctx, &argc, argv, &upload_dev, &keep))
+	if (take_libreqos_opts(ctx, &argc, argv, &o) || check_libreqos_opts(ctx, &o, &q))
 		return EXIT_USAGE;
-	if (argc != 3) {
-		p_err(ctx, argc < 3 ? "import libreqos needs ShapedDevices.csv and network.json" :
-				      "unexpected argument '%s' after import libreqos CSV JSON", argv[argc - 1]);
+	if (argc < 3) {
+		p_err(ctx, "import libreqos needs ShapedDevices.csv and network.json");
 		return EXIT_USAGE;
 	}
-	if (lqos_read_files(ctx, &q, argv[1], argv[2], keep)) {
+	if (argc > 3) {
+		char v[MSG_QUOTE_BUF];
+
+		p_err(ctx, "unexpected argument %s after import libreqos CSV JSON",
+		      msg_quote(v, sizeof(v), argv[3]));
+		return EXIT_USAGE;
+	}
+	if (lqos_read_files(ctx, &q, argv[1], argv[2], o.keep_ids)) {
 		lqos_free(&q);
 		return EXIT_FAIL;
 	}
-	q.upload_dev = upload_dev;
 	if (file)
 		rc = write_file_atomic(ctx, file, fill_libreqos, &q);
 	else

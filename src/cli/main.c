@@ -114,7 +114,7 @@ static const struct cmd cmds[] = {
 	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
 	  "reload result and time; --metrics-classes as for metrics. "
 	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
-	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [--keep-ids FILE] [-o FILE]",
+	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [--root-mbps DOWN/UP] [--keep-ids FILE] [-o FILE]",
 	  "turn a live kernel HTB tree (or a tc script, or LibreQoS's files) into an htbctl config",
 	  "dev IFACE reads the HTB tree on IFACE over netlink: the root HTB qdisc's "
 	  "default and r2q, every class's rate, ceil, burst, cburst, prio and quantum, "
@@ -132,7 +132,9 @@ static const struct cmd cmds[] = {
 	  "network.json node (site, AP; virtual ones left out) and every circuit is a "
 	  "class, Min Mbps its rate and Max Mbps its ceil, the plain keys for the "
 	  "download direction and upload_rate/upload_ceil for the upload direction "
-	  "(--upload-dev IFACE names its device in [device]); each address of a "
+	  "(--upload-dev IFACE names its device in [device]); the root is the link as "
+	  "--root-mbps DOWN/UP gives it (lqos.conf's downlink and uplink Mbps), else "
+	  "what the top-level nodes and circuits add up to; each address of a "
 	  "circuit's devices is a `match = dst`; the rows of one Circuit ID are one "
 	  "class. Class ids are hex minors in file order from 1:1 (the root) and 1:2 "
 	  "(the default class), continuing in major 2 after 1:ffff; --keep-ids FILE "

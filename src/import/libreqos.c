@@ -691,10 +691,28 @@ static void circuit_mins(const struct lqos *q, __u64 *sum)
 	}
 }
 
+/* The root: --root-mbps's, or what its children can use at once: the
+ * top-level nodes' bandwidth (sum[0..1]), its own circuits' ceilings and
+ * the default class's rate (then no top-level node's rate is cut). */
+static void root_rates(struct lqos *q, const __u64 *sum)
+{
+	for (int k = 0; k < 2; k++) {
+		if (q->root_set[k]) {
+			q->root[k] = q->root_set[k];
+			continue;
+		}
+		q->root[k] = sum[k] + q->defrate;
+		for (unsigned i = 0; i < q->ncirc; i++)
+			if (q->circ[i].parent < 0 || q->nodes[q->circ[i].parent].shaped < 0)
+				q->root[k] += q->circ[i].max[k];
+	}
+}
+
 /* Nodes get their bandwidth as ceil; as rate, what their parent can
  * guarantee: their bandwidth, or where the shaped children of one parent
- * add up to more than its rate less the mins of the circuits beside them,
- * that rest split in proportion to their bandwidths (a rate is HTB's
+ * add up to more than its rate less the mins of the circuits beside them
+ * (and, at the root, the default class's rate), that rest split in
+ * proportion to their bandwidths (a rate is HTB's
  * guarantee, honoured without asking the parent, so children must not be
  * promised more than it has). Rounded down to kbit, at least 1kbit. */
 static int node_rates(struct lqos *q)
@@ -716,14 +734,14 @@ static int node_rates(struct lqos *q)
 		for (int k = 0; !d->virt && k < 2; k++)
 			sum[2 * (up + 1) + k] += d->bw[k];
 	}
+	root_rates(q, sum);
 	for (unsigned i = 0; i < n; i++) {
 		struct lq_node *d = &q->nodes[i];
 		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
 
 		for (int k = 0; !d->virt && k < 2; k++) {
-			/* the root's rate is made to fit its top-level nodes */
-			__u64 have = up < 0 ? sum[k] : q->nodes[up].rate[k];
-			__u64 beside = up < 0 ? 0 : cmin[2 * (up + 1) + k];
+			__u64 have = up < 0 ? q->root[k] : q->nodes[up].rate[k];
+			__u64 beside = cmin[2 * (up + 1) + k] + (up < 0 ? q->defrate : 0);
 			__u64 avail = have > beside ? have - beside : 0, want = sum[2 * (up + 1) + k];
 			unsigned __int128 r = want > avail ? (unsigned __int128)d->bw[k] * avail / want :
 							     d->bw[k];
@@ -732,13 +750,6 @@ static int node_rates(struct lqos *q)
 		}
 	}
 	free(cmin);
-	/* the root: its top-level nodes, its own circuits' ceilings and the default class */
-	for (int k = 0; k < 2; k++)
-		q->root[k] = sum[k] + q->defrate;
-	for (unsigned i = 0; i < q->ncirc; i++)
-		for (int k = 0; k < 2; k++)
-			if (q->circ[i].parent < 0 || q->nodes[q->circ[i].parent].shaped < 0)
-				q->root[k] += q->circ[i].max[k];
 	free(sum);
 	return 0;
 }

@@ -80,6 +80,7 @@ struct lqos {
 	struct lq_map prev_by_key;
 	unsigned kept;		/* classes that kept their id from prev */
 	unsigned rows;
+	__u64 root_set[2];	/* bit/s, --root-mbps (set before lqos_parse); 0: the sum */
 	__u64 root[2], defrate;
 	__u32 nclasses;
 	char err[1024];		/* the one line lqos_parse failed with */

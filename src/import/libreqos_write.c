@@ -62,7 +62,7 @@ static void write_header(FILE *out, const struct lqos *q)
 		     "# direction, on the device this config is loaded on; upload_rate and\n"
 		     "# upload_ceil the upload direction, on upload_dev. Circuits: rate is\n"
 		     "# Min Mbps, ceil Max Mbps; nodes: ceil is their bandwidth, rate their share\n"
-		     "# of their parent's rate; the root: its nodes and circuits added up.\n");
+		     "# of their parent's rate.\n");
 	fprintf(out, "[device]\ndefault = %s\n", cid(lqos_classid(1), id, sizeof(id)));
 	if (q->upload_dev)
 		fprintf(out, "upload_dev = %s\n", q->upload_dev);
@@ -75,8 +75,12 @@ static void write_root_and_default(FILE *out, const struct lqos *q)
 	const __u64 def[2] = { q->defrate, q->defrate };
 	char id[16], up[16];
 
-	fprintf(out, "\n# the root: the top-level nodes' bandwidth, the ceilings of the circuits\n"
-		     "# without a parent node and the default class's rate\n");
+	if (q->root_set[LQ_DOWN])
+		fprintf(out, "\n# the root: the link, as --root-mbps gave it\n");
+	else
+		fprintf(out, "\n# the root: the top-level nodes' bandwidth, the ceilings of the circuits\n"
+			     "# without a parent node and the default class's rate (--root-mbps DOWN/UP\n"
+			     "# gives the link's instead)\n");
 	fprintf(out, "[class %s]\n", cid(lqos_classid(0), id, sizeof(id)));
 	write_rates(out, q->root, q->root);
 	fprintf(out, "\n# default: traffic of no circuit (addresses not in ShapedDevices.csv),\n"

@@ -94,6 +94,30 @@ test_names_in_comments() {
 	grep -q '^# upload_dev = IFACE' "$tmp/c.ini" || fail "no hint for upload_dev without --upload-dev"
 }
 
+# --root-mbps: the root is the link; the top-level nodes (1000 + 500
+# down, 1000 + 250 up) share what it has left after the default class
+# (1) and circuit 106 on the root (min 2 both ways): down 997 * 1000 / 1500
+# and 997 * 500 / 1500, up 497 * 1000 / 1250 and 497 * 250 / 1250.
+test_root_mbps() {
+	ok "$HTBCTL" import libreqos $sample/ShapedDevices.csv $sample/network.json --upload-dev eth1 \
+		--root-mbps 1000/500 -o "$tmp/c.ini"
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> "$tmp/warn" || fail "check: $(oneline "$tmp/warn")"
+	[ ! -s "$tmp/warn" ] || fail "check warns: $(oneline "$tmp/warn")"
+	[ "$(jq_class 1:1 '[.rate, .ceil, .upload.rate, .upload.ceil]')" = "[125000000,125000000,62500000,62500000]" ] ||
+		fail "root: $(jq_class 1:1 .)"
+	[ "$(jq_class 1:2 '[.ceil, .upload.ceil]')" = "[125000000,62500000]" ] || fail "default: $(jq_class 1:2 .)"
+	[ "$(jq_class 1:3 '[.rate, .ceil, .upload.rate, .upload.ceil]')" = "[83083250,125000000,49700000,125000000]" ] ||
+		fail "Site_West: $(jq_class 1:3 .)"
+	[ "$(jq_class 1:c '[.rate, .upload.rate]')" = "[41541625,12425000]" ] || fail "Site_East: $(jq_class 1:c .)"
+	grep -q '^# the root: the link, as --root-mbps gave it' "$tmp/c.ini" || fail "no comment"
+	csv "$ok_row"
+	net
+	for v in 1000 /500 1000/ 0.5/10 10/0 10/x 10/20/30; do
+		refused_with 2 "--root-mbps '$v': expected DOWN/UP in Mbps" "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --root-mbps "$v"
+	done
+	refused_with 2 "--root-mbps given twice" "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" --root-mbps 1/1 --root-mbps 1/1
+}
+
 # A newline, an escape and a quote in a name stay inside their comment.
 test_hostile_name_one_line() {
 	csv $'7,"two\nlines \e[2J ""q""",1,CPE,AP_1,,100.64.0.7,,1,1,10,10,'

@@ -417,3 +417,23 @@ Test(lqos, comment_text_escapes)
 	cr_assert_str_eq(lqos_comment_text("a\"b\\c\nd", buf, sizeof(buf)), "a\\\"b\\\\c\\x0ad");
 	cr_assert_str_eq(lqos_comment_text("", buf, sizeof(buf)), "");
 }
+
+/* --root-mbps 500/40: S (1000/100) is the only top-level node; the root
+ * keeps 1 Mbit/s for the default class and 5 for the circuit on it, so S
+ * gets 494 down and 34 up as rate, its bandwidth as ceil. */
+Test(lqos, root_given)
+{
+	struct lqos_text a = { "d.csv", HDR "9,n,1,d,,,10.0.0.9,,5,5,50,50,,\n", 0 },
+			 b = { "n.json", net, sizeof(net) - 1 };
+
+	a.len = strlen(a.text);
+	memset(&q, 0, sizeof(q));
+	q.root_set[LQ_DOWN] = 500000000;
+	q.root_set[LQ_UP] = 40000000;
+	cr_assert_eq(lqos_parse(&q, &a, &b, NULL), 0, "%s", q.err);
+	cr_assert_eq(q.root[LQ_DOWN], 500000000);
+	cr_assert_eq(q.root[LQ_UP], 40000000);
+	cr_assert_eq(q.nodes[0].rate[LQ_DOWN], 494000000);
+	cr_assert_eq(q.nodes[0].rate[LQ_UP], 34000000);
+	cr_assert_eq(q.nodes[0].bw[LQ_DOWN], 1000000000);
+}
