@@ -45,3 +45,12 @@ test_functions_in_hacking() {
 }
 
 . "$(dirname "$0")/../lib/runner.sh"
+
+# No tracked file keeps a merge's conflict markers (a merge of two
+# helpers' log entries once built and passed with them in docs/log.md).
+test_no_conflict_markers() {
+	local hits
+	hits=$(grep -rnE --exclude-dir=build --exclude-dir=.git --exclude-dir=.vm-cache \
+		--exclude=docs.sh '^(<<<<<<<|>>>>>>>) ' . | head -3)
+	[ -z "$hits" ] || fail "conflict markers: $hits"
+}
