@@ -44,8 +44,6 @@ test_functions_in_hacking() {
 	[ -z "$missing" ] || fail "docs/HACKING.md names functions that are not defined:$missing"
 }
 
-. "$(dirname "$0")/../lib/runner.sh"
-
 # No tracked file keeps a merge's conflict markers (a merge of two
 # helpers' log entries once built and passed with them in docs/log.md).
 test_no_conflict_markers() {
@@ -54,3 +52,5 @@ test_no_conflict_markers() {
 		--exclude=docs.sh '^(<<<<<<<|>>>>>>>) ' . | head -3)
 	[ -z "$hits" ] || fail "conflict markers: $hits"
 }
+
+. "$(dirname "$0")/../lib/runner.sh"
