@@ -88,6 +88,7 @@ static void group_add(struct dev_group *g, const char *dev, __u32 dir)
 	if (g->n == 2)
 		return;
 	snprintf(g->dev[g->n], sizeof(g->dev[0]), "%s", dev);
+	g->name[g->n] = g->dev[g->n];
 	g->dir[g->n++] = dir;
 }
 
@@ -116,6 +117,16 @@ void dirs_group(const char *name, struct dev_group *g)
 		g->dir[0] = META_DIR_DOWNLOAD;
 		g->dir[1] = META_DIR_UPLOAD;
 	}
+}
+
+void dirs_group_or_name(const char *name, struct dev_group *g)
+{
+	dirs_group(name, g);
+	if (g->n)
+		return;
+	g->n = 1;
+	g->dir[0] = META_DIR_ONE;
+	g->name[0] = name;
 }
 
 /* ---- what a command of both directions shares ---- */
@@ -452,14 +463,10 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		return EXIT_FAIL;
 	if (take_lock(&d))
 		return EXIT_FAIL;
-	dirs_group(o->ifname, &g);
-	if (g.n == 0) {
-		/* nothing of a pair: the device's own unload says what there is */
-		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", o->ifname);
-		g.n = 1;
-	}
+	/* nothing of a pair: the device's own unload says what there is */
+	dirs_group_or_name(o->ifname, &g);
 	for (int i = g.n; i-- > 0;) {
-		struct load_opts one = dev_opts(&d, g.dev[i], NULL);
+		struct load_opts one = dev_opts(&d, g.name[i], NULL);
 
 		one.quiet = o->quiet;
 		one.one = true;
