@@ -152,6 +152,14 @@ test_host_top_heads_each_direction() {
 		grep -q "^htbctl top: dev $SND_IF (upload), 3 classes" "$tmp/t" ||
 		fail "$(grep '^htbctl top' "$tmp/t" | tr '\n' '|')"
 }
+test_host_set_both() {
+	load_host
+	ok h set dev "$SND_IF" hysteresis on
+	grep -q "^$IFB: hysteresis on" "$tmp/out" && grep -q "^$SND_IF: hysteresis on" "$tmp/out" ||
+		fail "$(oneline "$tmp/out")"
+	[ "$(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].hysteresis]')" = '[true,true]' ] ||
+		fail "hysteresis: $(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].hysteresis]')"
+}
 test_host_reload_both() {
 	load_host
 	ok h reload dev "$SND_IF" config "$tmp/host2.ini"
