@@ -238,6 +238,16 @@ crash_in() {
 		--no-qdisc > /dev/null 2>&1
 	[ $? = 9 ] || fail "the load did not crash"
 }
+# the redirect removed behind htbctl's back: stale, and --force cleans up
+test_redirect_gone_is_stale() {
+	dsnap "$tmp/s0"
+	load_host
+	in_snd tc qdisc del dev "$SND_IF" clsact || fail "could not remove clsact"
+	refused "the redirect of $SND_IF's ingress (pref 1) is gone" h show dev "$SND_IF"
+	refused "the redirect of $SND_IF's ingress" h load dev "$SND_IF" config "$tmp/host.ini" --no-qdisc
+	ok h unload dev "$SND_IF" --force
+	dunchanged_since "$tmp/s0"
+}
 test_crash_in_upload_then_force() {
 	dsnap "$tmp/s0"
 	crash_in upload-attach
