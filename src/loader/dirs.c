@@ -275,16 +275,20 @@ static int load_one_dir(struct dirs_run *d, int i, struct load_dir *ld)
 }
 
 /* The upload failed: the download, complete by now, goes as unload takes
- * it, so the devices are as they were. */
+ * it, so the devices are as they were. Says which it is. */
 static void roll_back_download(struct dirs_run *d)
 {
 	struct load_opts o = dev_opts(d, d->down_dev, NULL);
 
 	o.one = true;
 	if (loader_unload_one(d->ctx, &o))
-		p_warn(d->ctx, "could not remove the download direction from %s (see "
-		       "above); 'htbctl unload dev %s' removes it", d->down_dev,
-		       d->o->ifname);
+		p_err(d->ctx, "loading the upload direction on %s failed, and the download "
+		      "direction on %s could not be removed again (see above); 'htbctl "
+		      "unload dev %s' removes it", d->up_dev, d->down_dev, d->o->ifname);
+	else
+		p_err(d->ctx, "loading the upload direction on %s failed: nothing "
+		      "changed (the download direction on %s was removed again)",
+		      d->up_dev, d->down_dev);
 }
 
 static void print_loaded_dirs(struct dirs_run *d, const struct load_dir *ld,
@@ -316,9 +320,6 @@ static int load_dirs(struct dirs_run *d)
 		return EXIT_FAIL;
 	if (d->up_dev && load_one_dir(d, 1, &ld[1])) {
 		roll_back_download(d);
-		p_err(d->ctx, "loading the upload direction on %s failed: nothing "
-		      "changed (the download direction on %s was removed again)",
-		      d->up_dev, d->down_dev);
 		return EXIT_FAIL;
 	}
 	print_loaded_dirs(d, ld, m, ms_since(&t0));
