@@ -93,7 +93,8 @@ static const struct cmd cmds[] = {
 	  "or upload)." },
 	{ "set", do_set, "dev IFACE hysteresis on|off",
 	  "flip mode hysteresis at run time, without a reload",
-	  "Takes effect on the next packet." },
+	  "Takes effect on the next packet; on both devices of a config of two "
+	  "directions." },
 	{ "check", do_check, "config FILE",
 	  "validate FILE and print the class tree it describes; change nothing",
 	  "Prints every class with its effective values (defaults resolved), "

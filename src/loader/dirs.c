@@ -88,6 +88,7 @@ static void group_add(struct dev_group *g, const char *dev, __u32 dir)
 	if (g->n == 2)
 		return;
 	snprintf(g->dev[g->n], sizeof(g->dev[0]), "%s", dev);
+	g->name[g->n] = g->dev[g->n];
 	g->dir[g->n++] = dir;
 }
 
@@ -116,6 +117,16 @@ void dirs_group(const char *name, struct dev_group *g)
 		g->dir[0] = META_DIR_DOWNLOAD;
 		g->dir[1] = META_DIR_UPLOAD;
 	}
+}
+
+void dirs_group_or_name(const char *name, struct dev_group *g)
+{
+	dirs_group(name, g);
+	if (g->n)
+		return;
+	g->n = 1;
+	g->dir[0] = META_DIR_ONE;
+	g->name[0] = name;
 }
 
 /* ---- what a command of both directions shares ---- */
@@ -264,16 +275,20 @@ static int load_one_dir(struct dirs_run *d, int i, struct load_dir *ld)
 }
 
 /* The upload failed: the download, complete by now, goes as unload takes
- * it, so the devices are as they were. */
+ * it, so the devices are as they were. Says which it is. */
 static void roll_back_download(struct dirs_run *d)
 {
 	struct load_opts o = dev_opts(d, d->down_dev, NULL);
 
 	o.one = true;
 	if (loader_unload_one(d->ctx, &o))
-		p_warn(d->ctx, "could not remove the download direction from %s (see "
-		       "above); 'htbctl unload dev %s' removes it", d->down_dev,
-		       d->o->ifname);
+		p_err(d->ctx, "loading the upload direction on %s failed, and the download "
+		      "direction on %s could not be removed again (see above); 'htbctl "
+		      "unload dev %s' removes it", d->up_dev, d->down_dev, d->o->ifname);
+	else
+		p_err(d->ctx, "loading the upload direction on %s failed: nothing "
+		      "changed (the download direction on %s was removed again)",
+		      d->up_dev, d->down_dev);
 }
 
 static void print_loaded_dirs(struct dirs_run *d, const struct load_dir *ld,
@@ -305,9 +320,6 @@ static int load_dirs(struct dirs_run *d)
 		return EXIT_FAIL;
 	if (d->up_dev && load_one_dir(d, 1, &ld[1])) {
 		roll_back_download(d);
-		p_err(d->ctx, "loading the upload direction on %s failed: nothing "
-		      "changed (the download direction on %s was removed again)",
-		      d->up_dev, d->down_dev);
 		return EXIT_FAIL;
 	}
 	print_loaded_dirs(d, ld, m, ms_since(&t0));
@@ -452,14 +464,10 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o)
 		return EXIT_FAIL;
 	if (take_lock(&d))
 		return EXIT_FAIL;
-	dirs_group(o->ifname, &g);
-	if (g.n == 0) {
-		/* nothing of a pair: the device's own unload says what there is */
-		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", o->ifname);
-		g.n = 1;
-	}
+	/* nothing of a pair: the device's own unload says what there is */
+	dirs_group_or_name(o->ifname, &g);
 	for (int i = g.n; i-- > 0;) {
-		struct load_opts one = dev_opts(&d, g.dev[i], NULL);
+		struct load_opts one = dev_opts(&d, g.name[i], NULL);
 
 		one.quiet = o->quiet;
 		one.one = true;

@@ -604,9 +604,8 @@ static int create_in_clsact(struct load_run *r)
 	return STEP_DONE;
 }
 
-/* The redirect program knows the ifb only once it exists, so it is
- * loaded here, not with the shaping program: two instructions, nothing
- * for the verifier to weigh. Pinned beside the ifb's maps. */
+/* The redirect's program: two instructions, nothing for the verifier to
+ * weigh. Pinned beside the ifb's maps. */
 static int load_redirect(struct load_run *r)
 {
 	char path[256];
@@ -617,7 +616,6 @@ static int load_redirect(struct load_run *r)
 		p_err(r->ctx, "opening the redirect BPF object: %s", strerror(errno));
 		return STEP_FAILED;
 	}
-	r->redir->rodata->ifb_ifindex = (__u32)r->s.ifindex;
 	rc = htbctl_redirect_bpf__load(r->redir);
 	if (!rc) {
 		pin_path(r->o->ifname, PIN_REDIRECT, path, sizeof(path));
@@ -631,12 +629,13 @@ static int load_redirect(struct load_run *r)
 }
 
 /* Ingress shaping: every packet received on ingress_of goes to the ifb's
- * egress (bpf/htbctl_redirect.bpf.c), recorded before it is attached. */
+ * egress (bpf/htbctl_redirect.bpf.c and a mirred action,
+ * netlink/link.c), recorded before it is attached. */
 static int redirect_ingress(struct load_run *r)
 {
 	LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = r->in_ifindex,
 		    .attach_point = BPF_TC_INGRESS);
-	LIBBPF_OPTS(bpf_tc_opts, ao, .handle = FILTER_HANDLE);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = FILTER_HANDLE);
 	struct nlerr e = { 0 };
 	int others, rc;
 
@@ -653,19 +652,21 @@ static int redirect_ingress(struct load_run *r)
 		p_warn(r->ctx, "%s ingress already has %d filter%s; htbctl's redirect to "
 		       "%s is at pref %u (lower prefs run first)", r->ingress_of, others,
 		       others == 1 ? "" : "s", r->o->ifname, r->m.redirect_prio);
-	ao.prog_fd = bpf_program__fd(r->redir->progs.htb_redirect);
-	ao.priority = r->m.redirect_prio;
 	r->m.redirect_handle = FILTER_HANDLE;
 	r->m.flags |= META_F_REDIRECT_ATTACHED;
 	meta_save(r);
-	rc = bpf_tc_attach(&hook, &ao);
+	rc = link_redirect_to_ifb(r->in_ifindex, r->m.redirect_prio, FILTER_HANDLE,
+				  bpf_program__fd(r->redir->progs.htb_redirect),
+				  PIN_REDIRECT, r->s.ifindex, &e);
 	if (rc) {
 		r->m.flags &= ~META_F_REDIRECT_ATTACHED;
-		p_err(r->ctx, "attaching the redirect to %s ingress: %s", r->ingress_of,
-		      strerror(-rc));
+		p_err(r->ctx, "%s on %s ingress%s", e.msg, r->ingress_of,
+		      rc == -ENOENT || rc == -EOPNOTSUPP ? " (does the kernel have act_mirred?)" : "");
 		return STEP_FAILED;
 	}
-	r->m.redirect_prog_id = ao.prog_id;
+	q.priority = r->m.redirect_prio;
+	if (bpf_tc_query(&hook, &q) == 0)
+		r->m.redirect_prog_id = q.prog_id;
 	return STEP_DONE;
 }
 
@@ -819,7 +820,9 @@ int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 		if (!o->quiet)
 			loader_print_loaded(ctx, o->ifname, &r.m, r.cfg.nclasses,
 					    ms_since(&t0));
-		if (!o->quiet && !o->dir && loader_tree_borrows(&r.cfg))
+		/* two directions: loader/dirs.c says it once for both */
+		if (!o->quiet && (!o->dir || o->dir->dir == META_DIR_ONE) &&
+		    loader_tree_borrows(&r.cfg))
 			p_info(ctx, "note: spare bandwidth goes by prio and quantum while "
 			       "`htbctl daemon` runs for %s; without it borrowing classes "
 			       "share it first come, first served", o->ifname);

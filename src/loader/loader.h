@@ -82,8 +82,12 @@ struct dev_group {
 	int n;
 	char dev[2][16];
 	__u32 dir[2];		/* META_DIR_* */
+	const char *name[2];	/* dev[i], or the name given (dirs_group_or_name) */
 };
 void dirs_group(const char *name, struct dev_group *g);
+/* The same, or else the name itself as the one device (n 1): a command
+ * then says what is wrong with it (not loaded, not a device's name). */
+void dirs_group_or_name(const char *name, struct dev_group *g);
 /* The ifb's name for ingress shaping of ifname: "ifb-" + ifname when it
  * fits in 15 bytes, else "ifb-" + its first 7 bytes + 4 hex digits of a
  * hash of the whole name (two long names sharing 7 bytes still differ). */

@@ -400,6 +400,29 @@ __u64 netns_ino(void)
 	return stat("/proc/self/ns/net", &st) == 0 ? (__u64)st.st_ino : 0;
 }
 
+/* An ifb of ingress shaping is shaped only while the redirect to it is
+ * on its device's ingress (docs/loader.md "Directions"): without it,
+ * stale, so that the daemon loads again and load refuses. */
+static enum pin_state redirect_state(const struct htbctl_meta *m, const char *dir,
+				     char *why, size_t whylen)
+{
+	LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, q, .handle = m->redirect_handle,
+		    .priority = m->redirect_prio);
+
+	if (!(m->flags & META_F_REDIRECT_ATTACHED))
+		return PINS_OK;
+	hook.ifindex = m->ingress_of[0] ? (int)if_nametoindex(m->ingress_of) : 0;
+	if (!hook.ifindex || (__u32)hook.ifindex != m->ingress_ifindex ||
+	    bpf_tc_query(&hook, &q) ||
+	    (m->redirect_prog_id && q.prog_id != m->redirect_prog_id)) {
+		snprintf(why, whylen, "%s is pinned but the redirect of %s's ingress "
+			 "(pref %u) is gone", dir, m->ingress_of, m->redirect_prio);
+		return PINS_STALE;
+	}
+	return PINS_OK;
+}
+
 enum pin_state pins_check(const char *ifname, int ifindex,
 			  struct htbctl_meta *m, bool *have_meta,
 			  char *why, size_t whylen)
@@ -472,7 +495,7 @@ enum pin_state pins_check(const char *ifname, int ifindex,
 			 m->filter_prio, m->filter_handle);
 		return PINS_STALE;
 	}
-	return PINS_OK;
+	return redirect_state(m, dir, why, whylen);
 }
 
 /* Every entry of the directory open at dfd (path in messages). */

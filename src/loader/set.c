@@ -19,7 +19,7 @@ static void print_set(const struct ctx *ctx, const char *ifname, bool on)
 	printer_finish(&p);
 }
 
-int loader_set_hysteresis(const struct ctx *ctx, const char *ifname, bool on)
+static int set_one(const struct ctx *ctx, const char *ifname, bool on)
 {
 	static const struct dev_cmd cmd = {
 		.verb = "set", .need = NEED_BPF | NEED_BPFFS, .lock = true,
@@ -46,5 +46,18 @@ int loader_set_hysteresis(const struct ctx *ctx, const char *ifname, bool on)
 	ret = EXIT_OK;
 out:
 	session_close(&s);
+	return ret;
+}
+
+/* Every device of the name: both directions of a config (docs/loader.md
+ * "Directions"), download first. */
+int loader_set_hysteresis(const struct ctx *ctx, const char *ifname, bool on)
+{
+	struct dev_group g;
+	int ret = EXIT_OK;
+
+	dirs_group_or_name(ifname, &g);
+	for (int i = 0; i < g.n && ret == EXIT_OK; i++)
+		ret = set_one(ctx, g.name[i], on);
 	return ret;
 }

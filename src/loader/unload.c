@@ -69,9 +69,9 @@ static int unload_target(struct session *s, bool force)
  * refused, saying which daemon and how to stop it; with --force the unload
  * goes on and says the daemon will load again.
  */
-static int daemon_in_the_way(const struct ctx *ctx, const struct load_opts *o)
+static int daemon_of(const struct ctx *ctx, const struct load_opts *o, const char *dev)
 {
-	int pid = daemon_holder(o->ifname);
+	int pid = daemon_holder(dev);
 	char p[24] = "starting";
 
 	if (!pid || pid == getpid())
@@ -80,11 +80,27 @@ static int daemon_in_the_way(const struct ctx *ctx, const struct load_opts *o)
 		snprintf(p, sizeof(p), "pid %d", pid);
 	if (!o->force) {
 		p_err(ctx, "the htbctl daemon for %s (%s) would load it again: stop it first "
-		      "(systemctl stop htbctl@%s, or kill it), or add --force", o->ifname, p,
-		      o->ifname);
+		      "(systemctl stop htbctl@%s, or kill it), or add --force", dev, p, dev);
 		return -1;
 	}
-	p_warn(ctx, "the htbctl daemon for %s (%s) runs and will load it again", o->ifname, p);
+	p_warn(ctx, "the htbctl daemon for %s (%s) runs and will load it again", dev, p);
+	return 0;
+}
+
+/* The daemon runs for the device its config was loaded on: this one, or
+ * for an ifb the device whose ingress it shapes, or the download's device
+ * of an upload (docs/loader.md "Directions"). */
+static int daemon_in_the_way(const struct ctx *ctx, const struct load_opts *o,
+			     const struct session *s)
+{
+	if (daemon_of(ctx, o, o->ifname))
+		return -1;
+	if (!s->have_meta)
+		return 0;
+	if (s->m.ingress_of[0] && daemon_of(ctx, o, s->m.ingress_of))
+		return -1;
+	if (s->m.dir == META_DIR_UPLOAD && s->m.partner[0] && daemon_of(ctx, o, s->m.partner))
+		return -1;
 	return 0;
 }
 
@@ -147,7 +163,7 @@ int loader_unload_one(const struct ctx *ctx, const struct load_opts *o)
 
 	s.lock_held = o->lock_held;
 	if (rc || session_lock(&s, &cmd) || unload_target(&s, o->force) ||
-	    daemon_in_the_way(ctx, o))
+	    daemon_in_the_way(ctx, o, &s))
 		goto out;
 	have_meta = s.have_meta && read_meta(o->ifname, &s.m, &saved);
 	if (have_meta && loader_undo(ctx, o->ifname, s.ifindex, &s.m, &saved, false,

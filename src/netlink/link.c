@@ -5,9 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <net/if.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
+#include <linux/pkt_cls.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/tc_act/tc_mirred.h>
 #include <libmnl/libmnl.h>
 
 #include "netlink/link.h"
@@ -132,4 +137,63 @@ int link_kind(int ifindex, char *kind, struct nlerr *e)
 		     "reading the device's kind");
 	nl_close(&nl);
 	return rc;
+}
+
+#ifndef TC_H_CLSACT
+#define TC_H_CLSACT TC_H_INGRESS
+#endif
+
+struct redirect_req {
+	int ifindex, ifb_ifindex, prog_fd;
+	__u32 prio, handle;
+	const char *prog_name;
+};
+
+/* mirred: egress redirect to the ifb, the packet stolen from ingress. */
+static void put_mirred(struct nlmsghdr *nlh, int ifb_ifindex)
+{
+	struct tc_mirred m = {
+		.action = TC_ACT_STOLEN, .eaction = TCA_EGRESS_REDIR,
+		.ifindex = (__u32)ifb_ifindex,
+	};
+	struct nlattr *acts, *act, *opts;
+
+	acts = mnl_attr_nest_start(nlh, TCA_BPF_ACT);
+	act = mnl_attr_nest_start(nlh, 1);	/* the first (and only) action */
+	mnl_attr_put_strz(nlh, TCA_ACT_KIND, "mirred");
+	opts = mnl_attr_nest_start(nlh, TCA_ACT_OPTIONS);
+	mnl_attr_put(nlh, TCA_MIRRED_PARMS, sizeof(m), &m);
+	mnl_attr_nest_end(nlh, opts);
+	mnl_attr_nest_end(nlh, act);
+	mnl_attr_nest_end(nlh, acts);
+}
+
+static struct nlmsghdr *new_redirect(struct nl *nl, const void *arg)
+{
+	const struct redirect_req *q = arg;
+	struct nlmsghdr *nlh = tc_msg(nl->buf, RTM_NEWTFILTER, NLM_F_CREATE | NLM_F_EXCL,
+				      q->ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS),
+				      q->handle);
+	struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct nlattr *opts;
+
+	tcm->tcm_info = TC_H_MAKE(q->prio << 16, htons(ETH_P_ALL));
+	mnl_attr_put_strz(nlh, TCA_KIND, "bpf");
+	opts = mnl_attr_nest_start(nlh, TCA_OPTIONS);
+	mnl_attr_put_u32(nlh, TCA_BPF_FD, (__u32)q->prog_fd);
+	mnl_attr_put_strz(nlh, TCA_BPF_NAME, q->prog_name);
+	put_mirred(nlh, q->ifb_ifindex);
+	mnl_attr_nest_end(nlh, opts);
+	return nlh;
+}
+
+int link_redirect_to_ifb(int ifindex, __u32 prio, __u32 handle, int prog_fd,
+			 const char *prog_name, int ifb_ifindex, struct nlerr *e)
+{
+	struct redirect_req q = {
+		.ifindex = ifindex, .ifb_ifindex = ifb_ifindex, .prog_fd = prog_fd,
+		.prio = prio, .handle = handle, .prog_name = prog_name,
+	};
+
+	return link_request(new_redirect, &q, "attaching the redirect to the ifb", e);
 }

@@ -20,5 +20,15 @@ int link_create_ifb(const char *name, int *ifindex, struct nlerr *e);
 int link_kind(int ifindex, char *kind, struct nlerr *e);
 /* Deletes the device ifindex. */
 int link_delete(int ifindex, struct nlerr *e);
+/*
+ * The redirect of ifindex's ingress to the ifb: a cls_bpf filter at
+ * clsact ingress, pref prio, handle handle, running prog_fd (not
+ * direct-action: the program matches every packet) with a mirred action
+ * that redirects to the ifb's egress. mirred, not the program's
+ * bpf_redirect(), since an ifb takes only packets marked redirected
+ * (skb->redirected), which on 6.1 mirred sets and bpf_redirect() does not.
+ */
+int link_redirect_to_ifb(int ifindex, __u32 prio, __u32 handle, int prog_fd,
+			 const char *prog_name, int ifb_ifindex, struct nlerr *e);
 
 #endif

@@ -456,13 +456,9 @@ int metrics_write(const struct ctx *ctx, const char *ifname,
 	struct dev_group g;
 	int ret = 0;
 
-	dirs_group(ifname, &g);
-	if (g.n == 0) {		/* not loaded: read_dev says so */
-		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
-		g.n = 1;
-	}
+	dirs_group_or_name(ifname, &g);
 	for (int k = 0; k < g.n && !ret; k++)
-		ret = read_dev(ctx, g.dev[k], o, g.n == 1, &r[k]);
+		ret = read_dev(ctx, g.name[k], o, g.n == 1, &r[k]);
 	if (!ret) {
 		put_device(out, r, g.n);
 		put_daemon_reloads(out, r, g.n, o->daemon);

@@ -280,16 +280,12 @@ int show_dev(const struct ctx *ctx, const char *ifname, __u64 interval_ns,
 	struct printer p;
 	int ret = EXIT_OK;
 
-	dirs_group(ifname, &g);
-	if (g.n == 0) {		/* not loaded: show_one says so */
-		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
-		g.n = 1;
-	}
+	dirs_group_or_name(ifname, &g);
 	printer_init(&p, ctx->json, stdout);
 	if (g.n > 1)
 		print_open_array(&p, NULL);
 	for (int i = 0; i < g.n && ret == EXIT_OK; i++)
-		ret = show_one(ctx, &p, g.dev[i], interval_ns, f);
+		ret = show_one(ctx, &p, g.name[i], interval_ns, f);
 	if (g.n > 1)
 		print_close_array(&p);
 	printer_finish(&p);

@@ -232,7 +232,7 @@ static int frame(const struct ctx *ctx, const struct dev_group *g, const struct 
 	for (int i = 0; i < g->n && !rc; i++) {
 		if (i)
 			fputc('\n', f);
-		rc = section(ctx, f, g->dev[i], o, &memo[i], tty, rows);
+		rc = section(ctx, f, g->name[i], o, &memo[i], tty, rows);
 	}
 	if (fclose(f))
 		rc = -1;
@@ -295,11 +295,7 @@ int top_dev(const struct ctx *ctx, const char *ifname, const struct top_opts *o)
 	sigset_t mask;
 	int rc, sfd;
 
-	dirs_group(ifname, &g);
-	if (g.n == 0) {		/* not loaded: the frame says so */
-		snprintf(g.dev[0], sizeof(g.dev[0]), "%s", ifname);
-		g.n = 1;
-	}
+	dirs_group_or_name(ifname, &g);
 	if (!tty) {
 		rc = frame(ctx, &g, o, memo, false);
 		snapshot_memo_free(&memo[0]);

@@ -41,8 +41,10 @@ setup() {
 # The pins a failed case may leave besides the pair's own (which the
 # runner removes): the ifb's and the second device's; the devices go with
 # their namespace.
+dpid=
 teardown() {
 	local d
+	[ -z "$dpid" ] || { kill "$dpid"; wait "$dpid"; } 2> /dev/null
 	for d in "$IFB" "$UP_IF"; do
 		[ -z "$d" ] || [ ! -e "/sys/fs/bpf/htbctl/$d" ] || rm -rf "/sys/fs/bpf/htbctl/$d"
 	done
@@ -150,6 +152,14 @@ test_host_top_heads_each_direction() {
 		grep -q "^htbctl top: dev $SND_IF (upload), 3 classes" "$tmp/t" ||
 		fail "$(grep '^htbctl top' "$tmp/t" | tr '\n' '|')"
 }
+test_host_set_both() {
+	load_host
+	ok h set dev "$SND_IF" hysteresis on
+	grep -q "^$IFB: hysteresis on" "$tmp/out" && grep -q "^$SND_IF: hysteresis on" "$tmp/out" ||
+		fail "$(oneline "$tmp/out")"
+	[ "$(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].hysteresis]')" = '[true,true]' ] ||
+		fail "hysteresis: $(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].hysteresis]')"
+}
 test_host_reload_both() {
 	load_host
 	ok h reload dev "$SND_IF" config "$tmp/host2.ini"
@@ -228,6 +238,16 @@ crash_in() {
 		--no-qdisc > /dev/null 2>&1
 	[ $? = 9 ] || fail "the load did not crash"
 }
+# the redirect removed behind htbctl's back: stale, and --force cleans up
+test_redirect_gone_is_stale() {
+	dsnap "$tmp/s0"
+	load_host
+	in_snd tc qdisc del dev "$SND_IF" clsact || fail "could not remove clsact"
+	refused "the redirect of $SND_IF's ingress (pref 1) is gone" h show dev "$SND_IF"
+	refused "the redirect of $SND_IF's ingress" h load dev "$SND_IF" config "$tmp/host.ini" --no-qdisc
+	ok h unload dev "$SND_IF" --force
+	dunchanged_since "$tmp/s0"
+}
 test_crash_in_upload_then_force() {
 	dsnap "$tmp/s0"
 	crash_in upload-attach
@@ -276,6 +296,31 @@ test_second_load_refused() {
 	load_host
 	refused "htbctl is already loaded on $IFB" \
 		h load dev "$SND_IF" config "$tmp/host.ini" --no-qdisc
+}
+
+# ---- the daemon keeps both shaped, shares on both, reloads both
+
+test_daemon_both_directions() {
+	mkdir "$tmp/d" && cp "$tmp/host.ini" "$tmp/d/c.ini" && chmod 755 "$tmp/d" || fail "no config dir"
+	nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/d/c.ini" \
+		--no-qdisc >> "$tmp/log" 2>&1 &
+	dpid=$!
+	wait_for 15 grep -q "sharing spare bandwidth on $IFB by prio" "$tmp/log" &&
+		wait_for 5 grep -q "sharing spare bandwidth on $SND_IF by prio" "$tmp/log" ||
+		fail "no sharing loop on both: $(oneline "$tmp/log")"
+	[ "$(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].sharing]')" = '["prio_quantum","prio_quantum"]' ] ||
+		fail "sharing: $(h -j show dev "$SND_IF" interval 0 | jq -c '[.[].sharing]')"
+	refused "the htbctl daemon for $SND_IF" h unload dev "$IFB"
+	cp "$tmp/host2.ini" "$tmp/d/c.ini.new" && mv "$tmp/d/c.ini.new" "$tmp/d/c.ini"
+	wait_for 10 eval '[ "$(jdir upload 1:30 rate)" = 750000 ]' ||
+		fail "the daemon did not reload the upload: $(jdir upload 1:30 rate), $(oneline "$tmp/log")"
+	sleep 2.5	# a check of the attachment ran: both stay loaded, no reload
+	! grep -q "loading again" "$tmp/log" || fail "the daemon loaded again: $(oneline "$tmp/log")"
+	kill -TERM "$dpid"
+	wait "$dpid" || fail "the daemon exited $? on SIGTERM"
+	dpid=
+	in_snd tc filter show dev "$SND_IF" ingress | grep -q htb_redirect &&
+		in_snd tc filter show dev "$IFB" egress | grep -q htb_egress || fail "not left shaped"
 }
 
 # ---- a router: both directions on egress
