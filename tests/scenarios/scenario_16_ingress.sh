@@ -11,7 +11,8 @@
 # Phase 1 offers A, B and C twice their ceil's share (UDP, 1000 bytes);
 # expected (the fluid ideal): A 4, B 2, C 4. Phase 2: one TCP download in
 # D gets D's ceil, 10 Mbit/s on the wire. Pass: each within 3% of the ideal
-# and of kernel HTB's, TCP within 5% of HTB's. htbctl runs under its
+# and of kernel HTB's (or within 1% of the ideal, whatever HTB's error),
+# TCP within 5% of HTB's. htbctl runs under its
 # daemon (sharing by prio and quantum), as in every scenario.
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario16 s16
@@ -109,13 +110,18 @@ for c in a:5301:A b:5302:B c:5303:C; do
 	printf '%-8s %10s %10s %10s %8s %8s\n' "$name" "$(mbit "$exp")" "$(mbit "$a")" "$(mbit "$h")" \
 		"$(rel_err "$a" "$exp")" "$(rel_err "$a" "${h/#0/1}")"
 	plot_row "$name (UDP)" "$(mbit "$exp")" "$(mbit "$a")" "$(mbit "$h")"
-	if within "$a" "$exp" 3 && within "$a" "${h/#0/1}" 3; then
+	# the ideal within 3%, and kernel HTB's within 3% unless htbctl is
+	# within 1% of the ideal: HTB on an ifb gave C 3.95 Mbit/s where the
+	# ideal is 3.84 (2.9% over) in the first run, htbctl 3.83, and a 3%
+	# bar to HTB then judged htbctl by HTB's own error (scenario 11's
+	# shaping bar has the same reason)
+	if within "$a" "$exp" 3 && { within "$a" "${h/#0/1}" 3 || within "$a" "$exp" 1; }; then
 		v=PASS
 	else
 		v=FAIL ok=0
 		fail "scenario16 $name: htbctl $(mbit "$a") Mbit/s, ideal $(mbit "$exp"), kernel HTB $(mbit "$h") (3%)"
 	fi
-	summary_row scenario16 "ingress $name" "$(mbit "$exp")" "$(mbit "$a")" "$(mbit "$h")" "3%" $v
+	summary_row scenario16 "ingress $name" "$(mbit "$exp")" "$(mbit "$a")" "$(mbit "$h")" "3% (1% of ideal)" $v
 done
 # TCP in D, alone: its ceil on the wire, 1448 of 1514 bytes goodput
 exp=$(awk -v r="$(sr 10)e3" 'BEGIN { printf "%.0f", r * 1448 / 1514 }')
