@@ -80,7 +80,7 @@ test_refusals() {
 	refused_with 1 "not htb: nothing to import" h import dev "$SND_IF"
 	in_snd tc qdisc add dev "$SND_IF" root handle 1: htb
 	refused_with 1 "no classes: nothing to import" h import dev "$SND_IF"
-	refused_with 2 "needs dev IFACE or script FILE" "$HTBCTL" import
+	refused_with 2 "needs dev IFACE, script FILE or libreqos CSV JSON" "$HTBCTL" import
 	refused_with 2 "-o needs a file" "$HTBCTL" import dev "$SND_IF" -o
 	refused_with 1 "nosuch.tc: No such file" "$HTBCTL" import script "$tmp/nosuch.tc"
 	# a device or a FIFO: one line at once (7112e5f read /dev/zero until
