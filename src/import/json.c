@@ -239,42 +239,77 @@ static int parse_number(struct jp *p, struct json_value *v)
 
 static int parse_value(struct jp *p, struct json_value *v, int depth);
 
-static int parse_array(struct jp *p, struct json_value *v, int depth)
+/* Room for one more element of n in *arr (cap doubling from 4); the new
+ * element zeroed. NULL when out of memory. */
+static void *list_grow(void **arr, unsigned n, unsigned *cap, size_t size)
 {
-	unsigned cap = 0;
+	char *el;
 
-	v->type = JSON_ARRAY;
-	p->pos++;
+	if (n == *cap) {
+		unsigned c = *cap ? *cap * 2 : 4;
+		void *it = realloc(*arr, c * size);
+
+		if (!it)
+			return NULL;
+		*arr = it;
+		*cap = c;
+	}
+	el = (char *)*arr + n * size;
+	memset(el, 0, size);
+	return el;
+}
+
+/* After an element of an array or object: 1 for a ',' (another follows),
+ * 0 for the closing bracket, -1 (said) for anything else. */
+static int list_next(struct jp *p, char close, const char *what)
+{
+	char why[64];
+
 	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == ']') {
+	if (p->pos < p->len && p->s[p->pos] == ',') {
+		p->pos++;
+		return 1;
+	}
+	if (p->pos < p->len && p->s[p->pos] == close) {
 		p->pos++;
 		return 0;
 	}
-	for (;;) {
-		if (v->n == cap) {
-			struct json_value *it;
+	snprintf(why, sizeof(why), "expected ',' or '%c' in %s", close, what);
+	return jfail(p, why);
+}
 
-			cap = cap ? cap * 2 : 4;
-			it = realloc(v->items, cap * sizeof(*it));
-			if (!it)
-				return jfail(p, "out of memory");
-			v->items = it;
-		}
-		memset(&v->items[v->n], 0, sizeof(v->items[0]));
-		v->n++;
-		if (parse_value(p, &v->items[v->n - 1], depth + 1))
-			return -1;
-		skip_ws(p);
-		if (p->pos < p->len && p->s[p->pos] == ',') {
-			p->pos++;
-			continue;
-		}
-		if (p->pos < p->len && p->s[p->pos] == ']') {
-			p->pos++;
-			return 0;
-		}
-		return jfail(p, "expected ',' or ']' in an array");
+/* An empty array or object: its closing bracket right after the opening
+ * one (taken). */
+static bool list_empty(struct jp *p, char close)
+{
+	p->pos++;
+	skip_ws(p);
+	if (p->pos < p->len && p->s[p->pos] == close) {
+		p->pos++;
+		return true;
 	}
+	return false;
+}
+
+static int parse_array(struct jp *p, struct json_value *v, int depth)
+{
+	unsigned cap = 0;
+	int more = 1;
+
+	v->type = JSON_ARRAY;
+	if (list_empty(p, ']'))
+		return 0;
+	while (more > 0) {
+		struct json_value *it = list_grow((void **)&v->items, v->n, &cap, sizeof(*it));
+
+		if (!it)
+			return jfail(p, "out of memory");
+		v->n++;
+		if (parse_value(p, it, depth + 1))
+			return -1;
+		more = list_next(p, ']', "an array");
+	}
+	return more;
 }
 
 static int parse_member(struct jp *p, struct json_member *m, int depth)
@@ -295,39 +330,22 @@ static int parse_member(struct jp *p, struct json_member *m, int depth)
 static int parse_object(struct jp *p, struct json_value *v, int depth)
 {
 	unsigned cap = 0;
+	int more = 1;
 
 	v->type = JSON_OBJECT;
-	p->pos++;
-	skip_ws(p);
-	if (p->pos < p->len && p->s[p->pos] == '}') {
-		p->pos++;
+	if (list_empty(p, '}'))
 		return 0;
-	}
-	for (;;) {
-		if (v->n == cap) {
-			struct json_member *m;
+	while (more > 0) {
+		struct json_member *m = list_grow((void **)&v->members, v->n, &cap, sizeof(*m));
 
-			cap = cap ? cap * 2 : 4;
-			m = realloc(v->members, cap * sizeof(*m));
-			if (!m)
-				return jfail(p, "out of memory");
-			v->members = m;
-		}
-		memset(&v->members[v->n], 0, sizeof(v->members[0]));
+		if (!m)
+			return jfail(p, "out of memory");
 		v->n++;
-		if (parse_member(p, &v->members[v->n - 1], depth))
+		if (parse_member(p, m, depth))
 			return -1;
-		skip_ws(p);
-		if (p->pos < p->len && p->s[p->pos] == ',') {
-			p->pos++;
-			continue;
-		}
-		if (p->pos < p->len && p->s[p->pos] == '}') {
-			p->pos++;
-			return 0;
-		}
-		return jfail(p, "expected ',' or '}' in an object");
+		more = list_next(p, '}', "an object");
 	}
+	return more;
 }
 
 static int parse_word(struct jp *p, struct json_value *v, const char *w, enum json_type t, bool b)

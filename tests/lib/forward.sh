@@ -425,3 +425,31 @@ fwd_subscribers() {
 	fwd_judge_ping "$scen" "$label: B's ping, among its flows" B || ok=1
 	return $ok
 }
+
+# Subscriber i (from 0) of the ISP-sized scenarios (15, 17): a /32 of its
+# own in 198.18.16.0/20, 250 to a /24.
+fwd_sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
+# fwd_judge_subs WANT RECV FIELD NSUB EVERY -> "n bad idle min% max% sum
+# wsum first": every EVERYth of NSUB subscribers against WANT's "ADDR
+# BIT/S" lines, on the wire (Ethernet + IP + UDP headers, as the shapers
+# count), from flowgen recv's lines in RECV keyed by address FIELD (1 the
+# source, for an upload; 2 the destination, for a download); the others
+# idle: bad, idle: how many beyond FWD_TOL%, and how many idle ones got
+# anything.
+fwd_judge_subs() {
+	awk -v l=$FWD_LEN -v tol=$FWD_TOL -v f="$3" -v nsub="$4" -v every="$5" '
+		function addr(i) { return "198.18." (16 + int(i / 250)) "." (i % 250 + 1) }
+		FNR == NR { want[$1] = $2; next }
+		$3 == "packets" { got[$f] += $8 * (l + 42) / l }
+		END {
+			for (i = 0; i < nsub; i++) {
+				a = addr(i)
+				if (i % every) { if (got[a] > 0) idle++; continue }
+				e = (got[a] - want[a]) * 100 / want[a]
+				n++; sum += got[a]; wsum += want[a]
+				if (n == 1 || e > max) max = e; if (n == 1 || e < min) min = e
+				if (e > tol || e < -tol) { bad++; if (!first) first = sprintf("%s %.0f of %.0f", a, got[a], want[a]) }
+			}
+			printf "%d %d %d %.2f %.2f %.0f %.0f %s\n", n, bad + 0, idle + 0, min, max, sum, wsum, first
+		}' "$1" "$2"
+}

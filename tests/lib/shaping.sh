@@ -396,11 +396,14 @@ percentiles() {
 		      print "" }'
 }
 
+# net_rtts FILE: the network's round trips (ms, from the TX_SCHED stamp)
+# of tsprobe ping's answered lines, one per line
+net_rtts() { awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$1"; }
 # RTTs of tsprobe ping's "SEQ SEND SCHED RECV" lines -> "net_p50 net_p99
 # net_max ping_p50 ping_p99 ping_max lost" (ms): the network's round trip
 # from the TX_SCHED stamp, and ping(8)'s from before sendto.
 rtt_stats() {	# file
-	echo "$(awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$1" | percentiles 50 99 100)" \
+	echo "$(net_rtts "$1" | percentiles 50 99 100)" \
 	     "$(awk '$4 > 0 { printf "%.6f\n", ($4 - $2) / 1e6 }' "$1" | percentiles 50 99 100)" \
 	     "$(awk '$4 == 0' "$1" | wc -l)"
 }

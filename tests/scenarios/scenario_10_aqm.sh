@@ -119,7 +119,7 @@ for r in "${rounds[@]}"; do
 	read -r a50 a99 amax _ _ _ al <<<"$(rtt_stats "$dir/$name.s10c.ping")"
 	read -r h50 h99 hmax _ _ _ hl <<<"$(rtt_stats "$dir/$name.s10k.ping")"
 	read -r _ ao99 _ _ _ _ _ <<<"$(rtt_stats "$dir/$name.s10c.own.ping")"
-	p95[$name]=$(awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$dir/$name.s10c.ping" | percentiles 95)
+	p95[$name]=$(net_rtts "$dir/$name.s10c.ping" | percentiles 95)
 	read -r _ ho99 _ _ _ _ _ <<<"$(rtt_stats "$dir/$name.s10k.own.ping")"
 	read -r _ abps aretr < "$dir/$name.s10c.flows"
 	read -r _ hbps hretr < "$dir/$name.s10k.flows"

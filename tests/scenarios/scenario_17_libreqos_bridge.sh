@@ -26,9 +26,8 @@ SITES=4 APS=16 SUBS=16 EVERY=32
 NSUB=$((SITES * APS * SUBS))
 # plans in kbit/s at this scale: Max down / up; Min a quarter of Max
 DOWN=$(sk 1000) UP=$(sk 500)
-# circuit i (from 0): 198.18.(16 + i / 250).(i % 250 + 1), on the
-# subscribers' VLAN device; the server reaches the /20 on its link
-sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
+# circuit i (from 0): fwd_sub_addr i, on the subscribers' VLAN device;
+# the server reaches the /20 on its link
 
 bridge_up s17h 100 10 || { fail "scenario17: bridge setup"; exit 1; }
 fwd_use s17h
@@ -82,8 +81,8 @@ cp "$lq"/* "$conf" "$RESULTS/" 2> /dev/null
 
 down=() up=()
 for ((i = 0; i < NSUB; i += EVERY)); do
-	down+=("$(sub_addr $i),6000,4,$((DOWN * 3 / 2))k")
-	up+=("$SRV4,6100,4,$((UP * 3 / 2))k,$(sub_addr $i)")
+	down+=("$(fwd_sub_addr $i),6000,4,$((DOWN * 3 / 2))k")
+	up+=("$SRV4,6100,4,$((UP * 3 / 2))k,$(fwd_sub_addr $i)")
 done
 
 FWD_DIR=$work/fwd
@@ -101,30 +100,14 @@ fwd_stop_receivers
 unshape_htbctl
 cp "$FWD_DIR"/s17h.* "$RESULTS/"
 
-# per circuit and direction: wire bit/s (Ethernet + IP + UDP headers, as
-# the shaper counts; the VLAN tag rides in the skb's metadata) against
-# its Max. down: the subscriber is the destination (field 2), up: the
-# source (field 1).
-judge() {	# recv-file field ceil-column
-	awk -v l=$FWD_LEN -v tol=$FWD_TOL -v every=$EVERY -v nsub=$NSUB -v f="$2" -v col="$3" '
-		function addr(i) { return "198.18." (16 + int(i / 250)) "." (i % 250 + 1) }
-		FNR == NR { want[$1] = $col; next }
-		$3 == "packets" { got[$f] += $8 * (l + 42) / l }
-		END {
-			for (i = 0; i < nsub; i++) {
-				a = addr(i)
-				if (i % every) { if (got[a] > 0) idle++; continue }
-				e = (got[a] - want[a]) * 100 / want[a]
-				n++; sum += got[a]; wsum += want[a]
-				if (n == 1 || e > max) max = e; if (n == 1 || e < min) min = e
-				if (e > tol || e < -tol) { bad++; if (!first) first = sprintf("%s %.0f of %.0f", a, got[a], want[a]) }
-			}
-			printf "%d %d %d %.2f %.2f %.0f %.0f %s\n", n, bad + 0, idle + 0, min, max, sum, wsum, first
-		}' "$work/plans" "$1"
-}
+# per circuit and direction against its Max (the VLAN tag rides in the
+# skb's metadata, outside what the shaper counts); down: the subscriber
+# is the destination, up: the source
+awk '{ print $1, $3 > "'"$work/want.down"'"; print $1, $4 > "'"$work/want.up"'" }' "$work/plans"
 ok=1
 for d in down up; do
-	if [ $d = down ]; then v=$(judge "$FWD_DIR/s17h.c.recv" 2 3); else v=$(judge "$FWD_DIR/s17h.u.recv" 1 4); fi
+	if [ $d = down ]; then f=2 r=c; else f=1 r=u; fi
+	v=$(fwd_judge_subs "$work/want.$d" "$FWD_DIR/s17h.$r.recv" $f $NSUB $EVERY)
 	read -r n bad idle min max sum wsum first <<<"$v"
 	step "$d: $n active circuits from $min% to $max% of their Max, $bad beyond $FWD_TOL%; $idle idle ones received something; all $(mbit "$sum") of $(mbit "$wsum") Mbit/s"
 	r=PASS
