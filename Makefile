@@ -46,9 +46,11 @@ LIB_OBJS  := $(filter-out $(MAIN_OBJ),$(OBJS))
 # build/htbctl-test: htbctl with its test hooks (HTBCTL_TEST_FAIL,
 # HTBCTL_TEST_QDISC: src/loader/loader.h), for tests/net's rollback and
 # crash cases; build/htbctl, the one installed, has none. The hooked
-# objects are load.c built again with -DHTBCTL_TEST_HOOKS, and test_hooks.c.
-HOOK_OBJS := $(OUTPUT)/hooks/loader/load.o $(OUTPUT)/hooks/loader/test_hooks.o
-HOOKED    := $(OUTPUT)/src/loader/load.o
+# objects are load.c and dirs.c built again with -DHTBCTL_TEST_HOOKS, and
+# test_hooks.c.
+HOOK_OBJS := $(OUTPUT)/hooks/loader/load.o $(OUTPUT)/hooks/loader/dirs.o \
+	     $(OUTPUT)/hooks/loader/test_hooks.o
+HOOKED    := $(OUTPUT)/src/loader/load.o $(OUTPUT)/src/loader/dirs.o
 LIB       := $(OUTPUT)/libhtbctl.a
 
 # Criterion suites: tests/unit needs no privileges, tests/bpf needs root.

@@ -7,8 +7,8 @@
  * direction shapes [device] upload_dev's egress. Each shaped device keeps
  * its own pins and meta (load.c, reload.c, unload.c do one device); here
  * they are run in order under one hold of the global lock, so no other
- * command sees one direction without the other, and a load of two is
- * all or nothing.
+ * command sees one direction without the other, and a load or reload of
+ * two is all or nothing.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -392,26 +392,70 @@ static int same_devices(struct dirs_run *d, const struct dev_group *g)
 	return -1;
 }
 
+/* HTBCTL_TEST_FAIL=download-flip or upload-flip: that direction's flip
+ * fails right after it went through, so its switch back runs (and for the
+ * upload, the download's). */
+static int flip_dir(struct dirs_run *d, struct reload_run *r, const char *hook)
+{
+	if (loader_reload_flip(r))
+		return -1;
+	if (loader_test_fail(d->ctx, hook)) {
+		loader_reload_cancel(r, true);
+		return 1;	/* flipped and put back: cancelled */
+	}
+	return 0;
+}
+
+/* Both devices prepared, then flipped, then finished: a failure anywhere
+ * before both flips leaves both trees as they were. */
 static int reload_dirs(struct dirs_run *d)
 {
 	struct load_dir ld[2] = { { .cfg = &d->down, .dir = META_DIR_DOWNLOAD },
 				  { .cfg = &d->up, .dir = META_DIR_UPLOAD } };
-	struct load_opts o;
+	struct load_opts o[2];
+	struct reload_run *r[2] = { NULL, NULL };
+	int n = d->up_dev ? 2 : 1, rc;
 
-	o = dev_opts(d, d->down_dev, &ld[0]);
-	o.quiet = d->o->quiet;
-	if (loader_reload_one(d->ctx, &o))
-		return EXIT_FAIL;
-	if (!d->up_dev)
-		return EXIT_OK;
-	o = dev_opts(d, d->up_dev, &ld[1]);
-	o.quiet = d->o->quiet;
-	if (loader_reload_one(d->ctx, &o)) {
-		p_err(d->ctx, "the download direction on %s has the new tree, the upload "
-		      "direction on %s keeps the one before", d->down_dev, d->up_dev);
-		return EXIT_FAIL;
+	o[0] = dev_opts(d, d->down_dev, &ld[0]);
+	if (n == 2)
+		o[1] = dev_opts(d, d->up_dev, &ld[1]);
+	for (int i = 0; i < n; i++) {
+		o[i].quiet = d->o->quiet;
+		r[i] = loader_reload_prepare(d->ctx, &o[i]);
+		if (!r[i])
+			goto cancel;
+		if (loader_test_fail(d->ctx, i ? "upload-prepare" : "download-prepare")) {
+			loader_reload_cancel(r[i], false);
+			r[i] = NULL;
+			goto cancel;
+		}
 	}
+	rc = flip_dir(d, r[0], "download-flip");
+	if (rc) {
+		if (rc < 0)
+			loader_reload_cancel(r[0], false);
+		r[0] = NULL;
+		goto cancel;
+	}
+	rc = n == 2 ? flip_dir(d, r[1], "upload-flip") : 0;
+	if (rc) {
+		if (rc < 0)
+			loader_reload_cancel(r[1], false);
+		r[1] = NULL;
+		loader_reload_cancel(r[0], true);
+		r[0] = NULL;
+		goto cancel;
+	}
+	for (int i = 0; i < n; i++)
+		loader_reload_finish(r[i]);
 	return EXIT_OK;
+cancel:
+	for (int i = 0; i < n; i++)
+		if (r[i])
+			loader_reload_cancel(r[i], false);
+	if (n == 2)
+		p_err(d->ctx, "neither %s nor %s changed", d->down_dev, d->up_dev);
+	return EXIT_FAIL;
 }
 
 int loader_reload(const struct ctx *ctx, const struct load_opts *o)

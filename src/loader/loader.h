@@ -66,6 +66,17 @@ int loader_unload(const struct ctx *ctx, const struct load_opts *o);
 int loader_load_one(const struct ctx *ctx, const struct load_opts *o);
 int loader_reload_one(const struct ctx *ctx, const struct load_opts *o);
 int loader_unload_one(const struct ctx *ctx, const struct load_opts *o);
+/* reload_one in steps, so two devices switch together (dirs.c): prepare
+ * writes what the new tree needs beside the one in force (NULL: failed,
+ * said, nothing in force changed); flip puts it in force; cancel (after
+ * a flip or not) puts the tree before back and frees; finish cleans up,
+ * prints and frees. */
+struct reload_run;
+struct reload_run *loader_reload_prepare(const struct ctx *ctx, const struct load_opts *o);
+int loader_reload_flip(struct reload_run *r);
+void loader_reload_cancel(struct reload_run *r, bool flipped);
+int loader_reload_finish(struct reload_run *r);
+void loader_reload_free(struct reload_run *r);
 
 /* load's summary line of one device (its -j object). */
 void loader_print_loaded(const struct ctx *ctx, const char *ifname,

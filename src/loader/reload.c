@@ -38,7 +38,7 @@ struct old_class {
 struct reload_run {
 	const struct ctx *ctx;
 	const struct load_opts *o;
-	struct timespec tp;		/* -v step timing */
+	struct timespec t0, tp;		/* start; -v step timing */
 	struct session s;
 	char *cfg_buf;			/* the file, when read here */
 	const char *cfg_text;
@@ -47,7 +47,7 @@ struct reload_run {
 	struct maps maps;
 	bool maps_open;
 	int meta_fd;
-	struct htb_runtime rt;
+	struct htb_runtime rt, rt_before;	/* rt_before: to switch back */
 	__u32 gen, next;		/* active generation, the one written */
 	__u32 cap, hw;			/* capacity, slots ever used (meta) */
 	bool trusted, synced;		/* the last reload finished; gens equal */
@@ -134,6 +134,7 @@ static int open_pinned(struct reload_run *r)
 		p_err(r->ctx, "reading the runtime map: %s", strerror(-rc));
 		return -1;
 	}
+	r->rt_before = r->rt;
 	r->gen = r->rt.gen & 1;
 	r->next = r->gen ^ 1;
 	r->cap = r->rt.capacity;
@@ -589,9 +590,12 @@ static int init_new_classes(struct reload_run *r)
 	return 0;
 }
 
-/* After a failed write of classifiers 0..last: their old entries back. */
-static void put_back_entries(struct reload_run *r, int last)
+/* After a failed write of classifiers 0..last: their old entries back.
+ * Returns 0 when every one went back. */
+static int put_back_entries(struct reload_run *r, int last)
 {
+	int rc = 0;
+
 	for (int c = last; c >= 0; c--) {
 		int fd = r->maps.fd[M_CLS + c];
 
@@ -599,11 +603,12 @@ static void put_back_entries(struct reload_run *r, int last)
 			const struct ent *was = kv_find(&r->cur[c], r->upd[c].e[i].key);
 
 			if (was)
-				bpf_map_update_elem(fd, was->key, was->val, BPF_ANY);
-			else
-				bpf_map_delete_elem(fd, r->upd[c].e[i].key);
+				rc |= bpf_map_update_elem(fd, was->key, was->val, BPF_ANY);
+			else if (bpf_map_delete_elem(fd, r->upd[c].e[i].key) && errno != ENOENT)
+				rc = -1;
 		}
 	}
+	return rc;
 }
 
 /* 3. classifier entries in */
@@ -683,8 +688,9 @@ struct reload_step {
 	const char *phase;	/* -v timing up to here; NULL: with the next */
 };
 
-/* Nothing changes before mark_reloading; nothing fails after flip. */
-static const struct reload_step reload_steps[] = {
+/* Nothing changes before mark_reloading, and nothing in force before the
+ * flip: a reload that stops here leaves the tree in force as it was. */
+static const struct reload_step prepare_steps[] = {
 	{ check_device,		NULL },
 	{ read_config_file,	NULL },
 	{ lock_device,		"checks" },
@@ -699,10 +705,24 @@ static const struct reload_step reload_steps[] = {
 	{ write_next_generation, NULL },
 	{ init_new_classes,	NULL },
 	{ add_entries,		"writes before the flip" },
-	{ flip,			NULL },
+};
+
+/* After the flip nothing fails: what is left is clean-up. */
+static const struct reload_step finish_steps[] = {
 	{ remove_old,		"flip and clean-up" },
 	{ level_generations,	"level generations, shadow" },
 };
+
+static int run_reload_steps(struct reload_run *r, const struct reload_step *st, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (st[i].run(r))
+			return -1;
+		if (st[i].phase)
+			loader_phase(r->ctx, &r->tp, "reload", st[i].phase);
+	}
+	return 0;
+}
 
 static void print_reloaded(const struct reload_run *r, double ms)
 {
@@ -726,7 +746,7 @@ static void print_reloaded(const struct reload_run *r, double ms)
 	printer_finish(&p);
 }
 
-static void reload_free(struct reload_run *r)
+void loader_reload_free(struct reload_run *r)
 {
 	for (int c = 0; c < HTB_NCLS; c++) {
 		kv_free(&r->cur[c]);
@@ -753,26 +773,76 @@ static void reload_free(struct reload_run *r)
 	config_free(&r->cfg);
 	free(r->cfg_buf);
 	session_close(&r->s);
+	free(r);
+}
+
+struct reload_run *loader_reload_prepare(const struct ctx *ctx, const struct load_opts *o)
+{
+	struct reload_run *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		p_err(ctx, "reload: out of memory");
+		return NULL;
+	}
+	r->ctx = ctx;
+	r->o = o;
+	r->meta_fd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	loader_phase(ctx, &r->tp, "reload", NULL);
+	if (run_reload_steps(r, prepare_steps, sizeof(prepare_steps) / sizeof(prepare_steps[0]))) {
+		loader_reload_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int loader_reload_flip(struct reload_run *r)
+{
+	return flip(r);
+}
+
+/* The tree before in force again (after a flip, before the finish: the
+ * generation left behind and the removed classes' entries are still
+ * there), the entries the reload added taken back, and meta says no
+ * reload is under way once all of that went through. */
+void loader_reload_cancel(struct reload_run *r, bool flipped)
+{
+	int rc = 0;
+
+	if (flipped) {
+		r->rt = r->rt_before;
+		rc = maps_set_runtime(&r->maps, &r->rt);
+		if (rc)
+			p_warn(r->ctx, "%s: switching back to the tree before: %s",
+			       r->o->ifname, strerror(-rc));
+	}
+	if (put_back_entries(r, HTB_NCLS - 1) && !rc)
+		rc = -1;
+	if (!rc) {
+		r->s.m.flags &= ~META_F_RELOADING;
+		meta_write(r->meta_fd, &r->s.m);
+	}
+	loader_reload_free(r);
+}
+
+int loader_reload_finish(struct reload_run *r)
+{
+	run_reload_steps(r, finish_steps, sizeof(finish_steps) / sizeof(finish_steps[0]));
+	if (!r->o->quiet)
+		print_reloaded(r, ms_since(&r->t0));
+	loader_reload_free(r);
+	return EXIT_OK;
 }
 
 int loader_reload_one(const struct ctx *ctx, const struct load_opts *o)
 {
-	struct reload_run r = { .ctx = ctx, .o = o, .meta_fd = -1 };
-	struct timespec t0;
-	int ret = EXIT_OK;
+	struct reload_run *r = loader_reload_prepare(ctx, o);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	loader_phase(ctx, &r.tp, "reload", NULL);
-	for (size_t i = 0; i < sizeof(reload_steps) / sizeof(reload_steps[0]); i++) {
-		if (reload_steps[i].run(&r)) {
-			ret = EXIT_FAIL;
-			break;
-		}
-		if (reload_steps[i].phase)
-			loader_phase(ctx, &r.tp, "reload", reload_steps[i].phase);
+	if (!r)
+		return EXIT_FAIL;
+	if (loader_reload_flip(r)) {
+		loader_reload_cancel(r, false);
+		return EXIT_FAIL;
 	}
-	if (ret == EXIT_OK && !o->quiet)
-		print_reloaded(&r, ms_since(&t0));
-	reload_free(&r);
-	return ret;
+	return loader_reload_finish(r);
 }

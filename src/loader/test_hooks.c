@@ -5,7 +5,9 @@
  * fail right after STEP as if its next step had failed, so the rollback
  * runs; HTBCTL_TEST_FAIL=crash-STEP exits on the spot after STEP, as a
  * crash would, leaving what a crash leaves. STEP: pins, qdisc, clsact,
- * attach. HTBCTL_TEST_QDISC=KIND: load installs KIND instead of fq.
+ * attach; for two directions download-STEP and upload-STEP, and for their
+ * reload download-prepare, upload-prepare, download-flip, upload-flip
+ * (dirs.c). HTBCTL_TEST_QDISC=KIND: load installs KIND instead of fq.
  */
 #include <stdbool.h>
 #include <stdlib.h>

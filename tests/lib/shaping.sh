@@ -16,6 +16,7 @@
 # for a case that measures that on purpose (shaper htbctl_fcfs).
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/scale.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/rtt.sh"
 declare -F topo_up > /dev/null || . tests/lib/netns.sh
 
 RESULTS=${RESULTS:-build/results}
@@ -144,7 +145,7 @@ shape_htbctl() {	# config [daemon options]
 }
 
 unshape_htbctl() {
-	local pid=${DAEMON_PID[$SND_IF]-none} run=${DAEMON_RUN[$SND_IF]:-} log i rc
+	local pid=${DAEMON_PID[$SND_IF]-none} run=${DAEMON_RUN[$SND_IF]:-} log i rc s
 	log=$(daemon_log)
 	if [ "$pid" != none ]; then
 		unset "DAEMON_PID[$SND_IF]"
@@ -164,6 +165,10 @@ unshape_htbctl() {
 			fi
 		fi
 		printf '== [%(%T)T] stopped\n' -1 >> "$log"
+		# its loop's longest gap: a class's share off the ideal in a
+		# run where it is long says the loop, not the datapath
+		s=$(grep -o 'sharing loop: .*' "$log" | tail -n 1)
+		[ -z "$s" ] || step "daemon on $SND_IF: $s" >&2
 	fi
 	in_snd "$HTBCTL" unload dev "$SND_IF" >/dev/null
 }
@@ -383,29 +388,6 @@ flow_results() {
 			echo "iperf3 flow $f gave no result: $(grep -h -m1 -i error "$dir/c.$port" "$dir/s.$port")" >&2
 		echo "$port ${bps[$port]:-0} ${retr[$port]:-0}"
 	done
-}
-
-# Nearest-rank percentiles of the numbers on stdin: `percentiles 50 99 100`
-# prints "p50 p99 max" (nan for no input).
-percentiles() {
-	sort -g | awk -v ps="$*" '{ v[NR] = $1 }
-		END { n = split(ps, p, " ")
-		      for (k = 1; k <= n; k++) {
-			i = int(NR * p[k] / 100 + 0.5); if (i < 1) i = 1
-			printf "%s%s", (k > 1 ? " " : ""), (NR ? sprintf("%.3f", v[i]) : "nan") }
-		      print "" }'
-}
-
-# net_rtts FILE: the network's round trips (ms, from the TX_SCHED stamp)
-# of tsprobe ping's answered lines, one per line
-net_rtts() { awk '$4 > 0 && $3 > 0 { printf "%.6f\n", ($4 - $3) / 1e6 }' "$1"; }
-# RTTs of tsprobe ping's "SEQ SEND SCHED RECV" lines -> "net_p50 net_p99
-# net_max ping_p50 ping_p99 ping_max lost" (ms): the network's round trip
-# from the TX_SCHED stamp, and ping(8)'s from before sendto.
-rtt_stats() {	# file
-	echo "$(net_rtts "$1" | percentiles 50 99 100)" \
-	     "$(awk '$4 > 0 { printf "%.6f\n", ($4 - $2) / 1e6 }' "$1" | percentiles 50 99 100)" \
-	     "$(awk '$4 == 0' "$1" | wc -l)"
 }
 
 # Relative error of measured against expected, in percent (signed).

@@ -32,6 +32,8 @@ setup() {
 	IFB=ifb-$SND_IF UP_IF=${RUN_PAIR}-u UP_PEER=${RUN_PAIR}-v
 	host_conf > "$tmp/host.ini"
 	host_conf | sed 's/upload_rate = 5mbit/upload_rate = 6mbit/' > "$tmp/host2.ini"
+	# host2's change and a match more: classifier entries to take back
+	sed 's|^match = tcp dport 8080$|&\nmatch = tcp dport 9090|' "$tmp/host2.ini" > "$tmp/host3.ini"
 	host_conf | sed '/^upload_dev/d' > "$tmp/ingress.ini"
 	host_conf | sed '/^direction/d' > "$tmp/same-dev.ini"
 	host_conf | sed "s/^upload_dev = .*/upload_dev = ${RUN_PAIR}-nx/" > "$tmp/no-up.ini"
@@ -231,6 +233,40 @@ test_failure_after_upload_pins_rolls_back() {
 	grep -q "the download direction on $IFB was removed again" "$tmp/out" || fail "$(oneline "$tmp/out")"
 }
 test_failure_after_upload_attach_rolls_back() { rolls_back upload-attach; }
+
+# dstate: both directions as show -j has them (trees, configs,
+# generations, a reload left unfinished) and where tcp port 9090 goes
+dstate() {
+	h -j show dev "$SND_IF" interval 0 | jq -c '[.[] | {dev, config, generation,
+		reload_interrupted, classes: [.classes[] | {class, rate, ceil}]}]'
+	for d in "$IFB" "$SND_IF"; do
+		in_snd "${HTBCTL%/htbctl}/tests/bpf/clsprobe" "$d" \
+			proto=tcp,src=198.18.0.9,dst=198.18.0.8,sport=9090,dport=9090
+	done
+}
+# reload_cancelled STEP: a reload of both directions failing after STEP
+# leaves both as they were, and the next reload goes through
+reload_cancelled() {
+	local rc=0
+	load_host
+	dstate > "$tmp/before"
+	grep -q '1:30' "$tmp/before" || fail "port 9090 before: $(oneline "$tmp/before")"
+	HTBCTL_TEST_FAIL=$1 in_snd "$HTBCTL_TEST" reload dev "$SND_IF" config "$tmp/host3.ini" \
+		> "$tmp/out" 2>&1 || rc=$?
+	[ $rc = 1 ] && grep -q "failing after step '$1'" "$tmp/out" &&
+		grep -q "neither $IFB nor $SND_IF changed" "$tmp/out" ||
+		fail "exit $rc, wanted 1: $(oneline "$tmp/out")"
+	dstate > "$tmp/after"
+	cmp -s "$tmp/before" "$tmp/after" ||
+		fail "changed: $(diff "$tmp/before" "$tmp/after" | tr '\n' ' ' | cut -c1-400)"
+	ok h reload dev "$SND_IF" config "$tmp/host3.ini"
+	[ "$(jdir upload 1:30 rate)" = 750000 ] && [ "$(dstate | tail -n 2 | tr '\n' ' ')" = "1:10 1:10 " ] ||
+		fail "the reload after: upload 1:30 $(jdir upload 1:30 rate), port 9090 $(dstate | tail -n 2 | tr '\n' ' ')"
+}
+test_reload_failing_in_download_prepare_changes_neither() { reload_cancelled download-prepare; }
+test_reload_failing_in_upload_prepare_changes_neither() { reload_cancelled upload-prepare; }
+test_reload_failing_at_download_flip_changes_neither() { reload_cancelled download-flip; }
+test_reload_failing_at_upload_flip_changes_neither() { reload_cancelled upload-flip; }
 
 # a crash half-way: unload refuses the stale half, --force takes both
 crash_in() {

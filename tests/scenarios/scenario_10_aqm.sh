@@ -15,8 +15,8 @@
 # Pass, for htbctl: with CoDel alone the in-class p50 near HTB + codel's
 # and the p99 under half the FIFO's (issue 12 asked for under 10 ms: see
 # the verdict below); with the defaults 95% of the in-class pings within
-# 2 ms of the own-class ping's p99 of the same round, and the p99 no worse
-# than HTB + fq_codel's;
+# 2 ms of the own-class ping's p99 of the same round, and no later than
+# HTB + fq_codel's request by request;
 # goodput at least 95% of the ideal in every AQM round; with ECN senders
 # marks, and AQM drops (packets not ECT) at most 2% of the signals.
 # Then a UDP flood at twice a 10 Mbit/s class's rate beside a TCP class of
@@ -178,12 +178,18 @@ why=$(goodput_why defaults)
 # the p99 was 1.3-1.5 ms in most runs and 5.3 ms in stop 30's CI (its
 # own-class ping 2.0, HTB + fq_codel 6.6), so the bar on the lane's
 # common case is the p95, within 2 ms of the own-class ping's p99, and
-# the p99 stays judged against HTB + fq_codel's of the same moment.
+# the tail is judged against HTB + fq_codel's request by request, as the
+# forwarding scenarios' (tests/lib/shaping.sh, rtt_paired): more than 2 ms
+# later on at most 1% of the requests more than fq_codel's was, beyond
+# chance. (The p99 of the two was the bar until 2026-12-03: a p99 is the
+# emulator's few longest stalls.)
 le "${p95[defaults]:-nan}" "$(awk -v o="${p99[own.defaults]:-nan}" 'BEGIN { print o + 2 }')" ||
 	why+="ping p95 ${p95[defaults]:-?} ms, more than 2 ms above its own class's p99 ${p99[own.defaults]:-?}; "
-le "${p99[defaults]:-nan}" "${p99[htb.defaults]:-nan}" ||
-	why+="ping p99 ${p99[defaults]:-?} ms, above HTB + fq_codel's ${p99[htb.defaults]:-?}; "
-verdict defaults "p95 <= own p99 + 2, p99 <= fq_codel" "${why%; }"
+read -r m later earlier <<<"$(rtt_paired "$dir/defaults.s10c.ping" "$dir/defaults.s10k.ping" 2)"
+step "defaults: of $m requests htbctl's more than 2 ms later on $later, HTB + fq_codel's on $earlier"
+rtt_no_later "$m" "$later" "$earlier" ||
+	why+="ping more than 2 ms above HTB + fq_codel's on $later of $m requests, fq_codel's above htbctl's on $earlier (p99 ${p99[defaults]:-?} against ${p99[htb.defaults]:-?}); "
+verdict defaults "p95 <= own p99 + 2, later <= fq_codel's + 1% + 3sd" "${why%; }"
 # ECN: CoDel signals by marking the uploads' packets (ECT). A packet that
 # is not ECT when a signal falls on it is dropped, as RFC 3168 says: the
 # in-class ping's, and the connections' own pure ACKs and FINs (Linux
@@ -228,4 +234,4 @@ if shape_htbctl "$conf" > /dev/null; then
 else
 	fail "scenario10 flood: htbctl setup failed"; ok=0
 fi
-[ $ok = 1 ] && pass "scenario10: with the defaults 95% of the in-class pings within 2 ms of its own class's p99 and the p99 no worse than under HTB + fq_codel, CoDel alone like the kernel's, ECN marks (drops only of packets that are not ECT), the goodput kept, a flood's class at its rate"
+[ $ok = 1 ] && pass "scenario10: with the defaults 95% of the in-class pings within 2 ms of its own class's p99 and no later than HTB + fq_codel's request by request, CoDel alone like the kernel's, ECN marks (drops only of packets that are not ECT), the goodput kept, a flood's class at its rate"

@@ -18,5 +18,5 @@ scenario_begin scenario12
 
 router_up s12h 10 20 && router_up s12k 10 20 || { fail "scenario12: router setup"; exit 1; }
 fwd_subscribers scenario12 s12h s12k router &&
-	pass "scenario12: a router, both directions, IPv4 and IPv6: within $FWD_TOL% of HTB and the ideal, B lossless, ping p99 within $FWD_PING_MS ms of HTB + fq_codel"
+	pass "scenario12: a router, both directions, IPv4 and IPv6: within $FWD_TOL% of HTB and the ideal, B lossless, ping no later than HTB + fq_codel's request by request"
 plot_bars "$tsv" "scenario 12: a router shaping both directions"

@@ -19,5 +19,5 @@ export HTB_TC_VLAN=1
 
 bridge_up s13h 100 10 20 && bridge_up s13k 100 10 20 || { fail "scenario13: bridge setup"; exit 1; }
 fwd_subscribers scenario13 s13h s13k "bridge (802.1Q)" &&
-	pass "scenario13: a bridge, both ports, VLAN-tagged IPv4 and IPv6: within $FWD_TOL% of HTB and the ideal, B lossless, ping p99 within $FWD_PING_MS ms of HTB + fq_codel"
+	pass "scenario13: a bridge, both ports, VLAN-tagged IPv4 and IPv6: within $FWD_TOL% of HTB and the ideal, B lossless, ping no later than HTB + fq_codel's request by request"
 plot_bars "$tsv" "scenario 13: a bridge shaping both ports"

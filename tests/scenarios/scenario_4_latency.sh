@@ -19,8 +19,11 @@
 # from one run to the next, then fall on both alike. (Run one after the
 # other, the same code measured htbctl 2.1 / HTB 0.96 ms in one run and
 # 0.64 / 2.4 ms in the next.)
-# Pass: in its own class htbctl's network RTT p99 is at most 1 ms above
-# HTB's and no request is lost. The in-class numbers are reported as they
+# Pass: in its own class, request by request, htbctl's network RTT is more
+# than 1 ms above HTB's on at most 1% of the requests more than HTB's is
+# above htbctl's, beyond chance (tests/lib/shaping.sh, rtt_paired), and no
+# request is lost. (The bar was the p99 within 1 ms until 2026-12-03: a
+# p99 is the emulator's few longest stalls.) The in-class numbers are reported as they
 # are (how much of a FIFO a class is).
 . "$(dirname "$0")/../lib/shaping.sh"
 scenario_begin scenario4 s4c s4k
@@ -92,13 +95,16 @@ for place in own inclass; do
 	plot_row "$place network RTT p99" "-" "$a99" "$h99"
 	plot_row "$place ping RTT p99" "-" "$p99" "$q99"
 	if [ "$place" = own ]; then
-		if awk -v a="$a99" -v h="$h99" -v l="$al" 'BEGIN { exit !(a != "nan" && a <= h + 1 && l == 0) }'; then
+		read -r m later earlier <<<"$(rtt_paired "$dir/htbctl.ping" "$dir/htb.ping" 1)"
+		step "own: of $m requests htbctl's more than 1 ms later on $later, HTB's on $earlier"
+		if rtt_no_later "$m" "$later" "$earlier" && [ "$al" = 0 ]; then
 			v=PASS
 		else
 			v=FAIL ok=0
-			fail "scenario4: own-class network RTT p99 $a99 ms ($al lost), HTB's $h99 ms: more than 1 ms above, or lost"
+			fail "scenario4: own-class network RTT more than 1 ms above HTB's on $later of $m requests, HTB's above htbctl's on $earlier (p99 $a99 against $h99 ms), $al lost"
 		fi
-		summary_row scenario4 "ping own class: network RTT p50/p99/max ms" "p99 <= htb+1" "$a50 / $a99 / $amax" "$h50 / $h99 / $hmax" "+1ms" $v
+		summary_row scenario4 "ping own class: network RTT p50/p99/max ms; requests later by 1ms" "later <= htb's + 1% + 3sd" \
+			"$a50 / $a99 / $amax; $later" "$h50 / $h99 / $hmax; $earlier" "1ms" $v
 		summary_row scenario4 "ping own class: ping(8) RTT p50/p99/max ms" "(report)" "$p50 / $p99 / $pmax" "$q50 / $q99 / $qmax" "-" INFO
 	else
 		summary_row scenario4 "ping in bulk class: network RTT p50/p99/max ms (lost of $PINGS)" "(report)" \
@@ -106,4 +112,4 @@ for place in own inclass; do
 	fi
 done
 plot_bars "$tsv" "scenario 4: ping RTT p99 under 4 TCP uploads" ms
-[ $ok = 1 ] && pass "scenario4: ping in its own class within 1 ms of kernel HTB at p99, none lost"
+[ $ok = 1 ] && pass "scenario4: ping in its own class no later than kernel HTB's request by request, none lost"
