@@ -259,7 +259,7 @@ count_run() {		# log exit_status what [quiet] -> prints the log, counts its line
 # it. A file that kills the guest itself kills the second boot too, and
 # fails.
 run_vm_files() {	# results_dir "FILE [CASE...]"...
-	local results=$1 run f name rc secs vrc boot todo left
+	local results=$1 run f name rc secs vrc boot todo left started
 	shift
 	rm -rf "$results/batch"
 	todo=("$@")
@@ -267,13 +267,16 @@ run_vm_files() {	# results_dir "FILE [CASE...]"...
 		RESULTS=$results VM_TIMEOUT=$((${#todo[@]} * 600 + 300)) scripts/vm.sh run \
 			"bash tests/lib/vm_batch.sh $(printf '"%s" ' "${todo[@]}")" 2>&1
 		vrc=$?
-		left=()
+		left=() started=0
 		for run in "${todo[@]}"; do
 			read -r f _ <<<"$run"
-			[ -e "$results/batch/$(basename "$f" .sh).rc" ] || left+=("$run")
+			name=$(basename "$f" .sh)
+			[ ! -e "$results/batch/$name.log" ] || started=1
+			[ -e "$results/batch/$name.rc" ] || left+=("$run")
 		done
-		[ $boot = 1 ] && [ $vrc = 125 ] && [ ${#left[@]} -gt 0 ] &&
-			[ ${#left[@]} -lt ${#todo[@]} ] || break
+		# the guest ran the batch (a file started) and died: vm.sh boots
+		# again itself when a boot hangs
+		[ $boot = 1 ] && [ $vrc = 125 ] && [ $started = 1 ] && [ ${#left[@]} -gt 0 ] || break
 		echo "=== the VM ended with status 125 before ${#left[@]} of ${#todo[@]} files had ended (its console is above); those run once more in a new boot"
 		todo=("${left[@]}")
 	done
