@@ -61,31 +61,44 @@ struct htb_job {
 #define HTB_JOB_SPARSE		1u	/* left ahead of the backlog */
 #define HTB_JOB_FLOW_NEW	2u	/* flows on, no state for the flow yet */
 
-HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
-			    __u32 idx, struct htb_ready *out)
-{
+/* One class's entries, looked up once for a step: the verifier inlines
+ * the lookups of array maps, but clang cannot tell that two lookups of
+ * one key return one entry. */
+struct htb_one {
 	const struct htb_class_conf *c;
-	const struct htb_class_batch *a;
 	struct htb_class_state *st;
+	struct htb_class_batch *a;	/* NULL: no batches */
 	struct htb_blimit bl;
+};
+
+HTB_INLINE int htb_one_of(struct htb_env *env, const struct htb_params *p,
+			  __u32 idx, struct htb_one *x)
+{
+	x->c = HTB_ENV_CONF(env, idx);
+	x->st = HTB_ENV_STATE(env, idx);
+	if (!x->c || !x->st)
+		return -1;
+	x->a = HTB_ENV_BATCH(env, idx);
+	htb_blimit_of(env, p, idx, &x->bl);
+	return 0;
+}
+
+HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_params *p,
+			       struct htb_ready *out)
+{
+	const struct htb_class_conf *c = x->c;
+	const struct htb_class_batch *a = x->a;
+	const struct htb_class_state *st = x->st;
 	__s64 diff, toks, ctoks, btoks;
 	__u32 mode;
 
-	if (!env || !p || !out)
-		return -1;
-	c = HTB_ENV_CONF(env, idx);
-	st = HTB_ENV_STATE(env, idx);
-	if (!c || !st)
-		return -1;
-	htb_blimit_of(env, p, idx, &bl);
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
 	toks = htb_fill(st->tokens, diff, c->buffer);
 	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
-	btoks = htb_fill(st->btokens, diff, bl.bbuffer);
+	btoks = htb_fill(st->btokens, diff, x->bl.bbuffer);
 	/* what this CPU charged and has not applied yet, with the carries:
 	 * what applying it would take */
-	a = HTB_ENV_BATCH(env, idx);
 	if (a && a->packets) {
 		__u64 rc = st->rcarry, cc = st->ccarry;
 
@@ -98,11 +111,21 @@ HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
 	out->ceil_at = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
 	out->rate_at = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
 	out->borrow_at = p->now;
-	if (bl.word && !HTB_SHARE_MULT(bl.word))
+	if (x->bl.word && !HTB_SHARE_MULT(x->bl.word))
 		out->borrow_at = ~0ull;		/* the loop gives it nothing to borrow */
-	else if (bl.word)
+	else if (x->bl.word)
 		out->borrow_at = htb_ready(p->now, btoks, 0);
 	out->last_stamp = st->last_stamp;
+}
+
+HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
+			    __u32 idx, struct htb_ready *out)
+{
+	struct htb_one x;
+
+	if (!env || !p || !out || htb_one_of(env, p, idx, &x))
+		return -1;
+	htb_ready_from(&x, p, out);
 	return 0;
 }
 
@@ -130,6 +153,120 @@ HTB_INLINE void htb_leaf_charge(const struct htb_class_conf *c,
 	htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
 }
 
+/* The locked part of a charge made without the lock (the leaf's within
+ * its rate, htb_leaf_try_unlocked, and an ancestor's, htb_class_commit):
+ * this CPU's batch when it came due with the packet (take 0), or the
+ * packet's charge by itself (take < 0: no batches, or the packet alone is
+ * due). k: the packet's costs for class c. */
+HTB_INLINE int htb_settle(struct htb_env *env, const struct htb_params *p,
+			  const struct htb_job *j, const struct htb_class_conf *c,
+			  struct htb_class_batch *a, const struct htb_cost *k, int take)
+{
+	struct htb_class_state *st = HTB_ENV_STATE(env, j->idx);
+	struct htb_class_batch due;
+
+	if (!st)
+		return -1;
+	if (take == 0 && a) {
+		htb_batch_out(a, &due);
+		HTB_LOCK(st);
+		htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
+		HTB_UNLOCK(st);
+		return 0;
+	}
+	HTB_LOCK(st);
+	htb_charge(c, st, p->now, k, j->below <= 0, j->below == 0, p->hysteresis);
+	HTB_UNLOCK(st);
+	return 0;
+}
+
+/* htb_settle as a subprogram of its own, for the fast path: called for at
+ * most one packet in HTB_BATCH_PKTS there, and inlined into it its stack
+ * and lock paths came with every packet (the program's three-call stack
+ * then passed BPF's 512 bytes). */
+HTB_SUBPROG int htb_class_settle(struct htb_env *env, const struct htb_params *p,
+				 const struct htb_job *j, int take)
+{
+	const struct htb_class_conf *c;
+	struct htb_blimit bl;
+	struct htb_cost k;
+
+	if (!env || !p || !j)
+		return -1;
+	c = HTB_ENV_CONF(env, j->idx);
+	if (!c)
+		return -1;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	return htb_settle(env, p, j, c, HTB_ENV_BATCH(env, j->idx), &k, take);
+}
+
+/* Step 2b, one ancestor: the packet's costs into this CPU's batch, which
+ * goes to the shared state under the class's lock when it is due
+ * (docs/design.md, "Batches"); at once when there are no batches or the
+ * packet alone is due. call: that part through htb_class_settle (the fast
+ * path), else inline (after the leaf's locked step, where a class that
+ * cannot batch, e.g. one borrowing below its burst, needs it every time:
+ * a call a level there was 75 -> 88 ns a borrowing level, bench "depth"). */
+HTB_INLINE int htb_class_commit(struct htb_env *env, const struct htb_params *p,
+				const struct htb_job *j, const int call)
+{
+	const struct htb_class_conf *c;
+	struct htb_class_batch *a;
+	struct htb_blimit bl;
+	struct htb_cost k;
+	int take;
+
+	c = HTB_ENV_CONF(env, j->idx);
+	if (!c)
+		return -1;
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_cost_of(c, &bl, j->len, &k);
+	a = HTB_ENV_BATCH(env, j->idx);
+	take = htb_batch_take(c, a, &k, j->below <= 0, j->below == 0,
+			      a && htb_batchable(c, p));
+	if (take > 0)
+		return 0;	/* the shared state not even looked up */
+	if (call)
+		return htb_class_settle(env, p, j, take);
+	return htb_settle(env, p, j, c, a, &k, take);
+}
+
+/* Step 2b for every ancestor of the leaf jl->idx (jl->below: the leaf's
+ * level). Inlined into the leaf's step (htb_leaf_first) and called as a
+ * subprogram of its own after the locked one (htb_path_charge): a call's
+ * return costs more than a level's batch add where returns are mitigated
+ * (docs/log.md, "2026-12-03: Calls on the fast path"). */
+HTB_INLINE int htb_path_commit(struct htb_env *env, const struct htb_params *p,
+			       struct htb_job *j, const struct htb_class_conf *leaf,
+			       const int call)
+{
+	__u32 k, depth = leaf->depth;
+
+	for (k = 1; k < HTB_MAX_DEPTH; k++) {
+		if (k >= depth)
+			break;
+		j->idx = leaf->path[k];
+		j->below--;
+		if (htb_class_commit(env, p, j, call))
+			return -1;	/* a broken path ends here */
+	}
+	return 0;
+}
+
+HTB_SUBPROG int htb_path_charge(struct htb_env *env, const struct htb_params *p,
+				struct htb_job *j)
+{
+	const struct htb_class_conf *leaf;
+
+	if (!env || !p || !j)
+		return -1;
+	leaf = HTB_ENV_CONF(env, j->idx);
+	if (!leaf)
+		return -1;
+	return htb_path_commit(env, p, j, leaf, 0);
+}
+
 /* Whether the leaf's packet may skip the lock (docs/design.md, "Batches"):
  * it lends (the leaf is within its rate), leaves at its own time (nothing
  * of the class or its flow scheduled later), CoDel is idle (its state
@@ -151,22 +288,20 @@ HTB_INLINE int htb_leaf_unlocked(const struct htb_class_conf *c,
  * into this CPU's batch. HTB_SEND when done, -1 when the packet needs the
  * locked step. */
 HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_params *p,
-				     struct htb_job *j)
+				     struct htb_job *j, const struct htb_one *x)
 {
-	const struct htb_class_conf *c = HTB_ENV_CONF(env, j->idx);
-	struct htb_class_state *st = HTB_ENV_STATE(env, j->idx);
-	struct htb_class_batch *a = HTB_ENV_BATCH(env, j->idx), due;
+	const struct htb_class_conf *c = x->c;
+	struct htb_class_state *st = x->st;
+	struct htb_class_batch *a = x->a;
 	struct htb_flow *fl = (void *)0;
-	struct htb_blimit bl;
 	struct htb_cost k;
 	__u64 limit, fl_last = 0, end = 0, vf = 0;
 	int flows, take;
 
-	if (!c || !st || !a || !htb_batchable(c, p))
+	if (!a || !htb_batchable(c, p))
 		return -1;
 	limit = c->limit_ns ? c->limit_ns : HTB_DEFAULT_LIMIT_NS;
-	htb_blimit_of(env, p, j->idx, &bl);
-	htb_cost_of(c, &bl, j->len, &k);
+	htb_cost_of(c, &x->bl, j->len, &k);
 	/* A packet that leaves now needs no flow state: no packet of its flow
 	 * waits (the class's last_stamp, checked below, is at least every
 	 * flow's queued stamp), and its stamp is no floor for the next. Its
@@ -202,16 +337,8 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	 * its rate share no written line */
 	if (j->T > p->now)
 		HTB_RAISE(&st->last_stamp, j->T);
-	if (take > 0)
-		return HTB_SEND;
-	if (take == 0)
-		htb_batch_out(a, &due);
-	HTB_LOCK(st);
-	if (take == 0)
-		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
-	else	/* due by itself */
-		htb_charge(c, st, p->now, &k, 1, 1, p->hysteresis);
-	HTB_UNLOCK(st);
+	if (take <= 0)	/* the batch due, or the packet by itself */
+		htb_class_settle(env, p, j, take);
 	return HTB_SEND;
 }
 
@@ -222,15 +349,19 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 			       struct htb_job *j, struct htb_ready *r)
 {
-	if (!env || !p || !j || !r)
+	struct htb_one x;
+
+	if (!env || !p || !j || !r || htb_one_of(env, p, j->idx, &x))
 		return HTB_UNSHAPED;
-	if (htb_ready_of(env, p, j->idx, r))
-		return HTB_UNSHAPED;
+	htb_ready_from(&x, p, r);
 	if (HTB_MAX(r->ceil_at, r->rate_at) > j->own_ts || r->last_stamp > j->own_ts)
 		return -1;
 	j->T = j->own_ts;
 	j->below = 0;
-	return htb_leaf_try_unlocked(env, p, j);
+	if (htb_leaf_try_unlocked(env, p, j, &x) != HTB_SEND)
+		return -1;
+	htb_path_commit(env, p, j, x.c, 1);
+	return HTB_SEND;
 }
 
 /* Step 2a, the leaf under its lock: final T against last_stamp, the
@@ -322,73 +453,6 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
 	return sig ? HTB_SEND_CE : HTB_SEND;
 }
 
-/* Step 2b, one ancestor (htb_path_commit): into this CPU's batch, which goes to the shared
- * state under the class's lock when it is due (docs/design.md, "Batches");
- * at once when there are no batches or the packet alone is due. */
-HTB_INLINE int htb_class_commit(struct htb_env *env, const struct htb_params *p,
-				 const struct htb_job *j)
-{
-	const struct htb_class_conf *c;
-	struct htb_class_state *st;
-	struct htb_class_batch *a, due;
-	struct htb_blimit bl;
-	struct htb_cost k;
-	int rate = j->below <= 0, lender = j->below == 0, take;
-
-	if (!env || !p || !j)
-		return -1;
-	c = HTB_ENV_CONF(env, j->idx);
-	if (!c)
-		return -1;
-	htb_blimit_of(env, p, j->idx, &bl);
-	htb_cost_of(c, &bl, j->len, &k);
-	a = HTB_ENV_BATCH(env, j->idx);
-	take = htb_batch_take(c, a, &k, rate, lender, a && htb_batchable(c, p));
-	if (take > 0)
-		return 0;	/* the shared state not even looked up */
-	st = HTB_ENV_STATE(env, j->idx);
-	if (!st)
-		return -1;
-	if (take == 0 && a) {
-		htb_batch_out(a, &due);
-		HTB_LOCK(st);
-		htb_apply(c, st, p->now, &due, k.blimit, k.bbuffer, p->hysteresis);
-		HTB_UNLOCK(st);
-		return 0;
-	}
-	HTB_LOCK(st);
-	htb_charge(c, st, p->now, &k, rate, lender, p->hysteresis);
-	HTB_UNLOCK(st);
-	return 0;
-}
-
-/* Step 2b for every ancestor of the leaf jl->idx (jl->below: the leaf's
- * level), in one subprogram: a call per packet, not per class (depth 8:
- * 302 -> 254 ns per packet, bench/bench_prog.c). */
-HTB_SUBPROG int htb_path_commit(struct htb_env *env, const struct htb_params *p,
-				const struct htb_job *jl, __u32 depth)
-{
-	const struct htb_class_conf *leaf;
-	struct htb_job j;
-	__u32 k;
-
-	if (!env || !p || !jl)
-		return -1;
-	leaf = HTB_ENV_CONF(env, jl->idx);
-	if (!leaf)
-		return -1;
-	j = *jl;
-	for (k = 1; k < HTB_MAX_DEPTH; k++) {
-		if (k >= depth)
-			break;
-		j.idx = leaf->path[k];
-		j.below--;
-		if (htb_class_commit(env, p, &j))
-			return -1;	/* a broken path ends here */
-	}
-	return 0;
-}
-
 /*
  * Schedule one packet of len bytes (wire length) for the leaf whose conf
  * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
@@ -435,7 +499,7 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 		d->tstamp = j.T;
 		d->flow_new = !!(j.flags & HTB_JOB_FLOW_NEW);
 		d->vfinish = j.vfinish;
-		goto ancestors;
+		return HTB_SEND;	/* the ancestors charged as well */
 	}
 
 	/* 1. Decide T and the level from an unlocked snapshot (the leaf's is
@@ -477,9 +541,8 @@ HTB_INLINE int htb_schedule(struct htb_env *env,
 	d->vfinish = j.vfinish;
 	if (verdict != HTB_SEND && verdict != HTB_SEND_CE)
 		return verdict;
-ancestors:
 	if (depth > 1)
-		htb_path_commit(env, p, &j, depth);
+		htb_path_charge(env, p, &j);
 	return verdict;
 }
 
