@@ -135,8 +135,10 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 	struct printer p;
 	char f[MSG_QUOTE_BUF];
 
+	for (unsigned i = 0; i < q->nwarn; i++)
+		p_warn(ctx, "import: %s", q->warns[i]);
 	p_info(ctx, "import: %u circuits (%u devices, %u addresses), %u nodes: %u classes",
-	       q->ncirc, q->rows, q->naddr, q->nnodes, q->nclasses);
+	       q->ncirc, q->rows, q->nkept_addr, q->nnodes, q->nclasses);
 	if (q->prev_name)
 		p_info(ctx, "import: %u of them kept their class id from %s", q->kept,
 		       msg_quote(f, sizeof(f), q->prev_name));
@@ -147,7 +149,8 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 	print_string(&p, "file", NULL, file);
 	print_u64(&p, "circuits", NULL, q->ncirc);
 	print_u64(&p, "devices", NULL, q->rows);
-	print_u64(&p, "addresses", NULL, q->naddr);
+	print_u64(&p, "addresses", NULL, q->nkept_addr);
+	print_u64(&p, "warnings", NULL, q->nwarn);
 	print_u64(&p, "nodes", NULL, q->nnodes);
 	print_u64(&p, "classes", NULL, q->nclasses);
 	if (q->prev_name)

@@ -41,6 +41,30 @@ static int lq_err(struct lqos *q, const char *file, unsigned line, const char *f
 	return -1;
 }
 
+static void *grow(void *arr, unsigned *cap, unsigned n, size_t size);
+
+/* A warning: the import goes on, and the line is printed with the summary
+ * (what was read but is not in the config). 0, or -1 out of memory. */
+static int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+{
+	char f[MSG_QUOTE_BUF], text[1024];
+	size_t n;
+	va_list ap;
+
+	msg_clip(f, sizeof(f), file);
+	n = (size_t)snprintf(text, sizeof(text), "%s:%u: ", f, line);
+	va_start(ap, fmt);
+	vsnprintf(text + n, sizeof(text) - n, fmt, ap);
+	va_end(ap);
+	q->warns = grow(q->warns, &q->warncap, q->nwarn, sizeof(*q->warns));
+	if (!q->warns || !(q->warns[q->nwarn] = strdup(text)))
+		return lq_err(q, file, 0, "out of memory");
+	q->nwarn++;
+	return 0;
+}
+
 /* A value in a message: quoted, bounded, escaped (one per call site:
  * each needs its own buffer). */
 #define QV(buf, s) msg_quote(buf, sizeof(buf), s)
@@ -584,7 +608,6 @@ static int parse_prefix(struct lqos *q, const struct lq_row *r, int col, const c
 static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char *word,
 		    unsigned ci)
 {
-	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
 	struct lq_prefix p;
 	struct lq_addr *e;
 	long dup;
@@ -593,16 +616,15 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 	if (parse_prefix(q, r, col, word, &p))
 		return -1;
 	h = lq_hash(&p, sizeof(p));
+	/* a prefix claimed again is kept as a claim: which one the config
+	 * gets is decided once the classes are in order (resolve_claims) */
 	dup = lq_map_find(&q->addr_by_prefix, h, same_prefix, q, &p);
-	if (dup >= 0)
-		return lq_err(q, q->csv_name, r->line,
-			      "%s %s of circuit %s is also at line %u (circuit %s): an address belongs to one circuit",
-			      cols[col].name, QV(a, word), QV(b, r->v[COL_CIRCUIT_ID]), q->addr[dup].line,
-			      q->circ[q->addr[dup].circuit].id);
 	q->addr = grow(q->addr, &q->addrcap, q->naddr, sizeof(*q->addr));
-	if (!q->addr || lq_map_add(&q->addr_by_prefix, h, q->naddr))
+	if (!q->addr || (dup < 0 && lq_map_add(&q->addr_by_prefix, h, q->naddr)))
 		return lq_err(q, q->csv_name, 0, "out of memory");
 	e = &q->addr[q->naddr];
+	memset(e, 0, sizeof(*e));
+	e->first_of = dup < 0 ? 0 : (unsigned)dup + 1;
 	e->p = p;
 	e->circuit = ci;
 	e->line = r->line;
@@ -881,6 +903,74 @@ static int number_classes(struct lqos *q)
 	return 0;
 }
 
+/* A prefix as text: "100.64.0.14/32", "2001:db8::/48". */
+static const char *prefix_text(const struct lq_prefix *p, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(p->af, p->addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	snprintf(buf, len, "%s/%u", a, p->plen);
+	return buf;
+}
+
+/* One claim dropped, with its warning: w keeps the prefix. */
+static int drop_claim(struct lqos *q, struct lq_addr *lost, const struct lq_addr *w)
+{
+	char pf[64], a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+
+	lost->dropped = true;
+	q->nkept_addr--;
+	if (lost->circuit == w->circuit)
+		return lq_warn(q, q->csv_name, lost->line,
+			       "%s %s of circuit %s is also at line %u: written once",
+			       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", prefix_text(&lost->p, pf, sizeof(pf)),
+			       QV(a, q->circ[lost->circuit].id), w->line);
+	return lq_warn(q, q->csv_name, lost->line,
+		       "%s %s of circuit %s is also at line %u (circuit %s), which keeps it: "
+		       "the circuit written last does, as in LibreQoS",
+		       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", prefix_text(&lost->p, pf, sizeof(pf)),
+		       QV(a, q->circ[lost->circuit].id), w->line, QV(b, q->circ[w->circuit].id));
+}
+
+/*
+ * A prefix in two circuits' rows: LibreQoS warns ("is duplicate") and
+ * maps its addresses circuit by circuit in the order it builds the tree,
+ * each mapping replacing the one before, so the circuit built last keeps
+ * the address. Here that is the order lqos_write writes (corder: a node's
+ * circuits after it, nodes in network.json's order), so of a prefix's
+ * claims the one whose circuit is written last is kept and the others
+ * are dropped with a warning naming both lines. The same prefix twice in
+ * one circuit is written once.
+ */
+static int resolve_claims(struct lqos *q)
+{
+	unsigned *rank = malloc((q->ncirc ? q->ncirc : 1) * sizeof(*rank));
+
+	if (!rank)
+		return lq_err(q, q->csv_name, 0, "out of memory");
+	for (unsigned i = 0; i < q->ncirc; i++)
+		rank[q->corder[i]] = i;
+	q->nkept_addr = q->naddr;
+	for (unsigned k = 0; k < q->naddr; k++) {
+		struct lq_addr *e = &q->addr[k], *first, *w;
+
+		if (!e->first_of)
+			continue;
+		first = &q->addr[e->first_of - 1];
+		w = &q->addr[first->winner ? first->winner - 1 : e->first_of - 1];
+		if (e->circuit != w->circuit && rank[e->circuit] > rank[w->circuit]) {
+			first->winner = k + 1;
+			if (drop_claim(q, w, e))
+				break;
+		} else if (drop_claim(q, e, w)) {
+			break;
+		}
+	}
+	free(rank);
+	return q->err[0] ? -1 : 0;
+}
+
 int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
 	       const struct lqos_text *prev)
 {
@@ -894,7 +984,7 @@ int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_te
 	}
 	if (read_network(q, json) || read_devices(q, csv) || node_rates(q))
 		return -1;
-	return number_classes(q);
+	return number_classes(q) || resolve_claims(q) ? -1 : 0;
 }
 
 void lqos_free(struct lqos *q)
@@ -907,6 +997,9 @@ void lqos_free(struct lqos *q)
 		free(q->circ[i].id);
 		free(q->circ[i].name);
 	}
+	for (unsigned i = 0; i < q->nwarn; i++)
+		free(q->warns[i]);
+	free(q->warns);
 	for (unsigned i = 0; i < q->naddr; i++) {
 		free(q->addr[i].dev_name);
 		free(q->addr[i].dev_id);

@@ -52,6 +52,11 @@ struct lq_addr {
 	struct lq_prefix p;
 	unsigned circuit, line;
 	unsigned by_circuit;	/* lqos_write's: slot k holds the k-th address in circuit order */
+	/* A prefix claimed twice: first_of is 1 + the first claim's index
+	 * (0: this is the first); the first claim's winner is 1 + the claim
+	 * that keeps it (resolve_claims); a claim that lost is dropped. */
+	unsigned first_of, winner;
+	bool dropped;
 	char *dev_name, *dev_id;
 };
 
@@ -83,6 +88,9 @@ struct lqos {
 	__u64 root_set[2];	/* bit/s, --root-mbps (set before lqos_parse); 0: the sum */
 	__u64 root[2], defrate;
 	__u32 nclasses;
+	unsigned nkept_addr;	/* addresses written: naddr less the dropped claims */
+	char **warns;		/* FILE:LINE lines about what was read but not written */
+	unsigned nwarn, warncap;
 	char err[1024];		/* the one line lqos_parse failed with */
 };
 

@@ -138,8 +138,9 @@ static void write_circuit(FILE *out, const struct lqos *q, unsigned ci, const un
 		write_match(out, &q->addr[q->addr[k].by_circuit]);
 }
 
-/* The addresses by circuit, in file order: slots astart[c] ..
- * astart[c + 1] - 1 of the by_circuit list are circuit c's. */
+/* The addresses by circuit, in file order, the dropped claims left out
+ * (resolve_claims): slots astart[c] .. astart[c + 1] - 1 of the
+ * by_circuit list are circuit c's. */
 static unsigned *group_addrs(struct lqos *q)
 {
 	unsigned *astart = calloc((size_t)q->ncirc + 2, sizeof(*astart)), *next;
@@ -147,7 +148,7 @@ static unsigned *group_addrs(struct lqos *q)
 	if (!astart)
 		return NULL;
 	for (unsigned k = 0; k < q->naddr; k++)
-		astart[q->addr[k].circuit + 1]++;
+		astart[q->addr[k].circuit + 1] += !q->addr[k].dropped;
 	for (unsigned c = 0; c < q->ncirc; c++)
 		astart[c + 1] += astart[c];
 	next = malloc(((size_t)q->ncirc + 1) * sizeof(*next));
@@ -157,7 +158,8 @@ static unsigned *group_addrs(struct lqos *q)
 	}
 	memcpy(next, astart, ((size_t)q->ncirc + 1) * sizeof(*next));
 	for (unsigned k = 0; k < q->naddr; k++)
-		q->addr[next[q->addr[k].circuit]++].by_circuit = k;
+		if (!q->addr[k].dropped)
+			q->addr[next[q->addr[k].circuit]++].by_circuit = k;
 	free(next);
 	return astart;
 }

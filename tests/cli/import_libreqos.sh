@@ -172,15 +172,50 @@ test_parent_with_flat_network() {
 	lq_refused "d.csv:2: Parent Node 'AP_1' is not a node of"
 	grep -qF 'a flat network leaves Parent Node empty' "$tmp/err" || fail "$(oneline "$tmp/err")"
 }
+# lq_claims WANT...: the import of $tmp/d.csv and $tmp/n.json succeeds
+# with one warning per WANT (fixed text, in order) and the summary, and
+# check takes its config ($tmp/c.json: check -j's view).
+lq_claims() {
+	local n=0 w
+	"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/c.ini" 2> "$tmp/err" ||
+		fail "import failed: $(oneline "$tmp/err")"
+	for w in "$@"; do
+		n=$((n + 1))
+		sed -n "${n}p" "$tmp/err" | grep -qF -- "$w" || fail "warning $n: wanted '$w': $(oneline "$tmp/err")"
+	done
+	[ "$(grep -c 'warning' "$tmp/err")" = $# ] || fail "not $# warnings: $(oneline "$tmp/err")"
+	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> "$tmp/cerr" || fail "check: $(oneline "$tmp/cerr")"
+}
+# circuit ID's matches, sorted: "dst P" ...
+lq_matches() {
+	local id
+	id=$(awk -v c="($1)" '/^# circuit / && $NF == c { getline; print $2 }' "$tmp/c.ini" | tr -d ']')
+	jq_class "$id" '[.matches[] | .type + " " + .prefix] | sort | join(",")' | tr -d '"'
+}
+# LibreQoS warns of an address in two circuits and maps it to the circuit
+# it builds last; both circuits hang on AP_1, so the later row keeps it.
 test_duplicate_address() {
 	csv "$ok_row" '2,B,2,y,AP_1,,"100.64.0.5, 100.64.0.1/32",,1,1,10,5,'
 	net
-	lq_refused "d.csv:3: IPv4 '100.64.0.1/32' of circuit '2' is also at line 2 (circuit 1)"
+	lq_claims "d.csv:2: IPv4 100.64.0.1/32 of circuit '1' is also at line 3 (circuit '2'), which keeps it"
+	[ "$(lq_matches 1)" = "" ] || fail "circuit 1 still has: $(lq_matches 1)"
+	[ "$(lq_matches 2)" = "dst 100.64.0.1/32,dst 100.64.0.5/32" ] || fail "circuit 2: $(lq_matches 2)"
+	grep -q "circuits (2 devices, 2 addresses)" "$tmp/err" || fail "summary: $(oneline "$tmp/err")"
+}
+# The circuit written last is the one on the node written last, whatever
+# the rows' order: AP_1's circuit (after Site_A's own) keeps the prefix.
+test_duplicate_address_tree_order() {
+	csv "$ok_row" '2,B,2,y,Site_A,,100.64.0.1,,1,1,10,5,' '2,B,3,z,Site_A,,100.64.0.9,,1,1,10,5,'
+	net
+	lq_claims "d.csv:3: IPv4 100.64.0.1/32 of circuit '2' is also at line 2 (circuit '1'), which keeps it"
+	[ "$(lq_matches 1)" = "dst 100.64.0.1/32" ] || fail "circuit 1: $(lq_matches 1)"
+	[ "$(lq_matches 2)" = "dst 100.64.0.9/32" ] || fail "circuit 2: $(lq_matches 2)"
 }
 test_duplicate_ipv6_same_circuit() {
 	csv '1,A,1,x,AP_1,,,2001:db8:1::/48,1,1,10,5,' '1,A,2,y,AP_1,,,2001:db8:1:0::/48,1,1,10,5,'
 	net
-	lq_refused "d.csv:3: IPv6 '2001:db8:1:0::/48' of circuit '1' is also at line 2"
+	lq_claims "d.csv:3: IPv6 2001:db8:1::/48 of circuit '1' is also at line 2: written once"
+	[ "$(lq_matches 1)" = "dst 2001:db8:1::/48" ] || fail "circuit 1: $(lq_matches 1)"
 }
 test_devices_differ_in_rate() {
 	csv "$ok_row" '1,"Smith, J.",2,CPE 2,AP_1,,100.64.0.2,,1,1,105,20,'

@@ -287,6 +287,31 @@ Test(lqos, circuits_merged_and_placed)
 	cr_assert_eq(q.nclasses, 7);
 }
 
+/* A prefix in two circuits: the one written last keeps it, as LibreQoS's
+ * mapping (the later replaces the earlier), whatever the file's order:
+ * circuit 8 hangs on S and is written before A1's circuit 7. A prefix
+ * twice in one circuit is written once. Each dropped claim: a warning. */
+Test(lqos, a_prefix_claimed_twice)
+{
+	cr_assert_eq(lq(HDR
+			"7,Seven,1,d1,A1,,\"10.0.0.1, 10.0.0.2\",,1,1,10,5,,\n"
+			"8,Eight,2,d2,S,,\"10.0.0.1/32, 10.0.0.2\",,1,1,5,5,,\n"
+			"9,Nine,3,d3,A2,,10.0.0.2,,1,1,5,5,,\n"
+			"9,Nine,4,d4,A2,,10.0.0.2,,1,1,5,5,,\n", net), 0, "%s", q.err);
+	cr_assert_eq(q.naddr, 6);
+	cr_assert_eq(q.nkept_addr, 2);
+	/* 10.0.0.1: circuit 7 (1:6) over circuit 8 (1:4) */
+	cr_assert(!q.addr[0].dropped && q.addr[2].dropped);
+	/* 10.0.0.2: circuit 9 (A2's, written last) over 7 and 8; its repeat once */
+	cr_assert(q.addr[1].dropped && q.addr[3].dropped && !q.addr[4].dropped && q.addr[5].dropped);
+	cr_assert_eq(q.nwarn, 4);
+	cr_assert_str_eq(q.warns[0], "d.csv:3: IPv4 10.0.0.1/32 of circuit '8' is also at line 2 "
+			 "(circuit '7'), which keeps it: the circuit written last does, as in LibreQoS");
+	cr_assert(strstr(q.warns[2], "d.csv:2: IPv4 10.0.0.2/32 of circuit '7' is also at line 4 (circuit '9')"),
+		  "%s", q.warns[2]);
+	cr_assert_str_eq(q.warns[3], "d.csv:5: IPv4 10.0.0.2/32 of circuit '9' is also at line 4: written once");
+}
+
 /* S's 1000 Mbit/s less circuit 8's min (200) split between A1 and A2 (600
  * each, 1200 wanted) in proportion: 400 each; upload 100 - 10 = 90 over
  * 50 + 50: 45 each. The root: S's bandwidth and the default's 1 Mbit/s. */
@@ -314,8 +339,6 @@ static void bad_row(const char *rows, const char *want)
 
 Test(lqos, bad_rows)
 {
-	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n2,B,2,e,A2,,10.0.0.1/32,,1,1,10,5,,\n",
-		"d.csv:3: IPv4 '10.0.0.1/32' of circuit '2' is also at line 2 (circuit 1)");
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n1,A,2,e,A1,,10.0.0.2,,1,1.5,10,5,,\n",
 		"d.csv:3: Upload Min Mbps '1.5' of circuit '1' differs from line 2 ('1')");
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n1,A,2,e,,,10.0.0.2,,1,1,10,5,,\n",
