@@ -3,7 +3,7 @@
 # its first run, 20 runs in a row; the suite retries nothing, so every
 # run of the tier is a first run). The ledger is docs/first-runs.tsv, a
 # line per scenario file per run:
-#   date (UTC)  label  commit  scenario  PASS|FAIL
+#   date added (UTC)  label  commit  scenario  PASS|FAIL
 #
 #   scripts/first-runs.sh add LOG LABEL [COMMIT]
 #       a run's output (tests/run.sh scenarios or kernel2, or a CI log)
