@@ -141,10 +141,11 @@ static const struct cmd cmds[] = {
 	  "(the default class), continuing in major 2 after 1:ffff; --keep-ids FILE "
 	  "gives each circuit and node the id it has in FILE, an earlier import's "
 	  "config, so that a reload after a new CRM export keeps their state, and new "
-	  "ones ids FILE does not use. Any problem (a bad "
-	  "value, an unknown Parent Node, an address given twice, devices of one circuit "
-	  "with different rates) is one line FILE:LINE naming the column and value, exit "
-	  "1, and nothing is written. "
+	  "ones ids FILE does not use. An address in the rows of two circuits goes to "
+	  "the circuit written last, as LibreQoS maps it, with a FILE:LINE warning naming "
+	  "both lines. Any problem (a bad value, an unknown Parent Node, devices of one "
+	  "circuit with different rates) is one line FILE:LINE naming the column and "
+	  "value, exit 1, and nothing is written. "
 	  "docs/import.md lists every conversion." },
 	{ "simulate", do_simulate, "config FILE [offer CLASS=RATE ...]",
 	  "the rate every class gets for those offered rates (HTB's fluid ideal); change nothing",

@@ -903,8 +903,7 @@ static int number_classes(struct lqos *q)
 	return 0;
 }
 
-/* A prefix as text: "100.64.0.14/32", "2001:db8::/48". */
-static const char *prefix_text(const struct lq_prefix *p, char *buf, size_t len)
+const char *lqos_prefix_text(const struct lq_prefix *p, char *buf, size_t len)
 {
 	char a[INET6_ADDRSTRLEN];
 
@@ -917,19 +916,19 @@ static const char *prefix_text(const struct lq_prefix *p, char *buf, size_t len)
 /* One claim dropped, with its warning: w keeps the prefix. */
 static int drop_claim(struct lqos *q, struct lq_addr *lost, const struct lq_addr *w)
 {
-	char pf[64], a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+	char pf[LQ_PREFIX_BUF], a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
 
 	lost->dropped = true;
 	q->nkept_addr--;
 	if (lost->circuit == w->circuit)
 		return lq_warn(q, q->csv_name, lost->line,
 			       "%s %s of circuit %s is also at line %u: written once",
-			       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", prefix_text(&lost->p, pf, sizeof(pf)),
+			       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", lqos_prefix_text(&lost->p, pf, sizeof(pf)),
 			       QV(a, q->circ[lost->circuit].id), w->line);
 	return lq_warn(q, q->csv_name, lost->line,
 		       "%s %s of circuit %s is also at line %u (circuit %s), which keeps it: "
 		       "the circuit written last does, as in LibreQoS",
-		       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", prefix_text(&lost->p, pf, sizeof(pf)),
+		       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", lqos_prefix_text(&lost->p, pf, sizeof(pf)),
 		       QV(a, q->circ[lost->circuit].id), w->line, QV(b, q->circ[w->circuit].id));
 }
 

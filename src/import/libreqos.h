@@ -10,6 +10,7 @@
 #ifndef HTBCTL_IMPORT_LIBREQOS_H
 #define HTBCTL_IMPORT_LIBREQOS_H
 
+#include <arpa/inet.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <linux/types.h>
@@ -99,6 +100,11 @@ struct lqos_text {
 	const char *text;
 	size_t len;
 };
+
+/* A prefix as text, "100.64.0.14/32" or "2001:db8::/48", in buf (at
+ * least LQ_PREFIX_BUF bytes): the config's matches and the warnings. */
+#define LQ_PREFIX_BUF	(INET6_ADDRSTRLEN + 4)
+const char *lqos_prefix_text(const struct lq_prefix *p, char *buf, size_t len);
 
 /* The class id of the k-th class written: minors 1..ffff of major 1, then
  * of major 2, ... (tc's minor has 16 bits; an htbctl config may use

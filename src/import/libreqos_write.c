@@ -8,7 +8,6 @@
  * upload direction mirrors src and dst itself). Names go into comments so
  * that an operator finds a subscriber's class with grep.
  */
-#include <arpa/inet.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,10 +112,9 @@ static void write_node(FILE *out, const struct lqos *q, unsigned i)
 
 static void write_match(FILE *out, const struct lq_addr *e)
 {
-	char addr[INET6_ADDRSTRLEN], a[256], b[256];
+	char pf[LQ_PREFIX_BUF], a[256], b[256];
 
-	inet_ntop(e->p.af, e->p.addr, addr, sizeof(addr));
-	fprintf(out, "match = dst %s/%u", addr, e->p.plen);
+	fprintf(out, "match = dst %s", lqos_prefix_text(&e->p, pf, sizeof(pf)));
 	if (e->dev_name[0] || e->dev_id[0])
 		fprintf(out, "   # device \"%s\" (%s)", lqos_comment_text(e->dev_name, a, sizeof(a)),
 			lqos_comment_text(e->dev_id, b, sizeof(b)));
