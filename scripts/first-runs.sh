@@ -16,7 +16,7 @@
 #       kernel2's runs (the second kernel, 7.2) are rows of their own.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-ledger=$top/docs/first-runs.tsv
+ledger=${FIRST_RUNS_LEDGER:-$top/docs/first-runs.tsv}	# the env: tests
 
 # LOG -> "scenarioN PASS|FAIL" per file that ran, in order of appearance
 results_of() {
@@ -24,6 +24,13 @@ results_of() {
 	/^--- tests\/scenarios\/scenario_[0-9]+_/ {
 		match($0, /scenario_[0-9]+/); s = "scenario" substr($0, RSTART + 9, RLENGTH - 9)
 		if (!(s in seen)) { seen[s] = 1; order[n++] = s }
+	}
+	# tests/run.sh: "FAIL tests/scenarios/scenario_3_guarantee.sh: did not
+	# run (the VM ended ...)", a file the guest took with it
+	/^FAIL tests\/scenarios\/scenario_[0-9]+_/ {
+		match($0, /scenario_[0-9]+/); s = "scenario" substr($0, RSTART + 9, RLENGTH - 9)
+		if (!(s in seen)) { seen[s] = 1; order[n++] = s }
+		bad[s] = 1
 	}
 	/^(PASS|FAIL) scenario[0-9]+[: ]/ {
 		s = $2; sub(/:.*/, "", s)
