@@ -232,8 +232,9 @@ HTB_INLINE int htb_class_commit(struct htb_env *env, const struct htb_params *p,
 	return htb_settle(env, p, j, c, a, &k, take);
 }
 
-/* Step 2b for every ancestor of the leaf jl->idx (jl->below: the leaf's
- * level). Inlined into the leaf's step (htb_leaf_first) and called as a
+/* Step 2b for every ancestor of the leaf j->idx (j->below: the leaf's
+ * level); j is left at the last class charged (the callers read only its
+ * T, flags and vfinish after). call: as htb_class_commit's. Inlined into the leaf's step (htb_leaf_first) and called as a
  * subprogram of its own after the locked one (htb_path_charge): a call's
  * return costs more than a level's batch add where returns are mitigated
  * (docs/log.md, "2026-12-03: Calls on the fast path"). */
