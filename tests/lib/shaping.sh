@@ -17,6 +17,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/scale.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/rtt.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/flows.sh"
 declare -F topo_up > /dev/null || . tests/lib/netns.sh
 
 RESULTS=${RESULTS:-build/results}
@@ -309,86 +310,6 @@ plot_row() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$tsv"; }
 # A progress line with the guest's wall clock: a run that hangs shows
 # where it stopped, and the times show where the suite's minutes go.
 step() { printf '[%(%T)T] %s\n' -1 "$*"; }
-
-# run_flows SECONDS FLOW... ; FLOW is "port:proto:rate:len[:parallel]"
-# (rate as iperf3 -b takes it, 0 = unlimited TCP; len = UDP datagram size
-# or TCP write size). Prints "port bits_per_second retransmits" per flow:
-# the receiver's goodput over the run minus its first second (the initial
-# burst credit, at most a few tens of KB, and TCP's slow start would
-# inflate or deflate a short run); retransmits are TCP's
-# (0 for UDP). The per-second receiver rates go to $RESULTS/intervals.PORT.
-# A flow that fails or hangs reports 0 and its error goes to stderr.
-run_flows() {
-	local dur=$1; shift
-	local dir f port proto rate len par pids=() ports=()
-	dir=$(mktemp -d)
-	for f in "$@"; do
-		IFS=: read -r port proto rate len <<<"$f"
-		iperf_server $((dur + 30)) "$port" -J > "$dir/s.$port" 2>&1 &
-		ports+=("$port")
-	done
-	await_listen "${ports[@]}"
-	for f in "$@"; do
-		IFS=: read -r port proto rate len par <<<"$f"
-		local opts=(-c "$RCV_IP4" -p "$port" -t "$dur" -J -P "${par:-1}")
-		if [ "$proto" = udp ]; then
-			opts+=(-u -b "$rate" -l "$len" ${UDP_WINDOW:+-w "$UDP_WINDOW"})
-		else
-			[ "$rate" = 0 ] || opts+=(-b "$rate")
-			opts+=(-l "$len")
-		fi
-		iperf_client $((dur + 20)) "${opts[@]}" > "$dir/c.$port" 2>&1 &
-		pids+=($!)
-	done
-	wait "${pids[@]}" 2>/dev/null
-	wait
-	flow_results "$dir" "$@"
-	rm -rf "$dir"
-}
-
-# flow_results DIR FLOW...: run_flows' results from DIR's s.PORT (the
-# server's JSON) and c.PORT (the client's), with one jq for every flow: a
-# jq start takes 0.5-1 s under emulation, one per flow added seconds to
-# every step of a scenario. A file that is not JSON (the flow failed)
-# goes in as null, and the flow reports 0 with the error on stderr.
-flow_results() {
-	local dir=$1 f port k txt ports=() tag p a b
-	local -A bps retr
-	shift
-	for f; do
-		IFS=: read -r port _ <<<"$f"
-		ports+=("$port")
-		: > "$RESULTS/intervals.$port"
-		for k in s c; do
-			txt=
-			IFS= read -r -d '' txt < "$dir/$k.$port"
-			# the client may print a warning (e.g. datagram > MSS) before its JSON
-			[[ $txt == "{"* ]] || txt="{${txt#*$'\n'\{}"
-			[[ $txt == "{"*"}"*([[:space:]]) && $txt == *$'\n'* ]] || txt=null
-			printf '%s\n' "$txt"
-		done
-	done > "$dir/all.json"
-	jq -rn --arg ports "${ports[*]}" '
-		($ports | split(" ")) as $p | range(0; $p | length) as $i |
-		input as $s | input as $c |
-		(try ([$s.intervals[1:][].sum] | (map(.bytes) | add) * 8 / (map(.seconds) | add))
-		 catch null) as $bps |
-		"F \($p[$i]) \($bps // "-") \(try ($c.end.sum_sent.retransmits // 0) catch 0)",
-		(try ($s.intervals[].sum | "I \($p[$i]) \(.end) \(.bits_per_second)") catch empty)' \
-		"$dir/all.json" > "$dir/j" 2>/dev/null
-	while read -r tag p a b; do
-		case $tag in
-		F) [ "$a" = - ] || bps[$p]=$a; retr[$p]=$b ;;
-		I) echo "$a $b" >> "$RESULTS/intervals.$p" ;;
-		esac
-	done < "$dir/j"
-	for f; do
-		IFS=: read -r port _ <<<"$f"
-		[ -n "${bps[$port]:-}" ] ||
-			echo "iperf3 flow $f gave no result: $(grep -h -m1 -i error "$dir/c.$port" "$dir/s.$port")" >&2
-		echo "$port ${bps[$port]:-0} ${retr[$port]:-0}"
-	done
-}
 
 # Relative error of measured against expected, in percent (signed).
 rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
