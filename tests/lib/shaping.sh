@@ -68,6 +68,36 @@ if [ "${VM_GUEST:-}" = 1 ]; then
 	sysctl -qw net.core.wmem_max=4194304 net.core.rmem_max=4194304 && UDP_WINDOW=4M
 fi
 
+# big_socket_buffers / default_socket_buffers: the default send and
+# receive buffers of every socket raised to 4 MB for a case's paced UDP
+# (tsprobe), and put back. At the defaults, 208 KB, a 1442-byte datagram
+# takes ~2.3 KB, so a sender holds ~93 packets in flight: ~107 ms of a
+# 10 Mbit/s class whose shaper queue alone is 100 ms. A sender or receiver
+# late by more than that under emulation leaves the class idle or drops at
+# the receiver (scenario 8 on 2026-12-04: A at 8.9 Mbit/s for two seconds
+# after its rate doubled, both shapers exposed). Only in the VM, whose
+# kernel belongs to the run; elsewhere a no-op.
+big_socket_buffers() {
+	[ "${VM_GUEST:-}" = 1 ] || return 0
+	SOCKET_BUFFERS_WERE=$(sysctl -n net.core.wmem_default net.core.rmem_default | tr '\n' ' ')
+	sysctl -qw net.core.wmem_default=4194304 net.core.rmem_default=4194304
+	step "socket buffers: $(sysctl -n net.core.wmem_default net.core.rmem_default | tr '\n' ' ')(were $SOCKET_BUFFERS_WERE)"
+}
+default_socket_buffers() {
+	local w r
+	[ -n "${SOCKET_BUFFERS_WERE:-}" ] || return 0
+	read -r w r <<<"$SOCKET_BUFFERS_WERE"
+	sysctl -qw net.core.wmem_default="$w" net.core.rmem_default="$r"
+	SOCKET_BUFFERS_WERE=
+}
+
+# udp_rcvbuf_errors: datagrams the receiver's sockets dropped for want of
+# buffer so far (its namespace's UdpRcvbufErrors), to tell a receiver that
+# fell behind from a shaper that sent too little.
+udp_rcvbuf_errors() {
+	in_rcv nstat -az UdpRcvbufErrors 2>/dev/null | awk '$1 == "UdpRcvbufErrors" { n = $2 } END { print n + 0 }'
+}
+
 # shape_htbctl CONFIG [daemon options]: `htbctl daemon dev $SND_IF config
 # CONFIG` in the background in the sender's namespace, its output appended
 # to $RESULTS/SCENARIO.daemon.DEV.log; returns once the daemon says it

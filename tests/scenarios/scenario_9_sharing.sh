@@ -156,17 +156,11 @@ start_run() {	# shaper: 1:61 for 7 s, 1:62 from 4 s on, into $work/SHAPER.61/.62
 	cp "$work/$1.61" "$RESULTS/scenario9.$1.61.rx"
 	cp "$work/$1.62" "$RESULTS/scenario9.$1.62.rx"
 }
-# tsprobe's sockets have the default buffers: 208 KB, 40 ms of this
-# sender, and a sender or receiver late by more than that (it happens
-# under emulation) leaves the class idle or drops at the receiver. In the
-# VM (its kernel belongs to the run) the defaults are raised for this run.
-if [ "${VM_GUEST:-}" = 1 ]; then
-	bufs=$(sysctl -n net.core.wmem_default net.core.rmem_default | tr '\n' ' ')
-	sysctl -qw net.core.wmem_default=4194304 net.core.rmem_default=4194304
-	step "socket buffers: $(sysctl -n net.core.wmem_default net.core.rmem_default | tr '\n' ' ')(were $bufs)"
-fi
+# tsprobe's sockets at the default buffers hold 40 ms of this sender:
+# raised for the run (tests/lib/shaping.sh, big_socket_buffers)
+big_socket_buffers
 each_shaper $cfg start_run || ok=0
-[ -z "${bufs:-}" ] || { read -r w r <<<"$bufs"; sysctl -qw net.core.wmem_default="$w" net.core.rmem_default="$r"; }
+default_socket_buffers
 
 # start_stats SHAPER -> "alone after conv_ms" and the 100-ms series in
 # $work/SHAPER.series ("ms_from_start rate61 rate62", bit/s of goodput).
