@@ -626,6 +626,7 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
+	p.gen = rt->gen;
 	p.share = p.now < rt->share_until_ns;
 	p.ect = (conf->flags & AQM_ECN) == AQM_ECN ? is_ect(skb) : 0;
 	/* a flow of the class, as fq's: a local socket's hash (sk_txhash), a

@@ -126,8 +126,37 @@ HTB_INLINE void htb_cost_of(const struct htb_class_conf *c,
 }
 
 /*
+ * A linear class's batch sums bytes (htb_batch_take_lin): then lin holds
+ * the length-adjusted bytes, c is 0, and the fields a batch of costs
+ * would use say what the bytes cost: r the multipliers of the conf they
+ * were summed under (rate's << 32 | ceil's), rshift and cshift its
+ * shifts, b the generation (struct htb_params.gen; a reload starts a new
+ * one). A packet of another generation turns the sum into costs
+ * (htb_batch_fold), so a reload that changes the rate leaves what was
+ * pending at its old worth, as a batch of costs keeps it. These read a
+ * batch of either kind: its rate and ceil costs in its own units, its
+ * borrow ns.
+ */
+HTB_INLINE __u64 htb_batch_rprod(const struct htb_class_batch *a)
+{
+	return a->lin ? (__u64)a->lin * (a->r >> 32) : a->r;
+}
+
+HTB_INLINE __u64 htb_batch_cprod(const struct htb_class_batch *a)
+{
+	return a->lin ? (__u64)a->lin * (__u32)a->r : a->c;
+}
+
+HTB_INLINE __u64 htb_batch_bns(const struct htb_class_batch *a)
+{
+	return a->lin ? 0 : a->b;
+}
+
+/*
  * Apply charges to one class at now (caller holds its lock): one packet's
  * (htb_charge) or a CPU's batch of them (htb_class_commit). a->r and a->c
+ * (read through htb_batch_rprod: a batch of bytes or of costs, in c's
+ * units, which htb_batch_take's rescale keeps)
  * are split with the class's carries, so a batch costs exactly what its
  * packets one by one would; a->b is whole ns. blimit, bbuffer: the borrow
  * limit in force (its bucket is kept full while there is none).
@@ -142,13 +171,13 @@ HTB_INLINE void htb_apply(const struct htb_class_conf *c,
 	__s64 ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
 	__u32 mode;
 
-	toks -= (__s64)htb_carry_ns(a->r, c->rate.shift, &st->rcarry);
+	toks -= (__s64)htb_carry_ns(htb_batch_rprod(a), c->rate.shift, &st->rcarry);
 	toks = htb_clamp_mbuffer(toks);
-	ctoks -= (__s64)htb_carry_ns(a->c, c->ceil.shift, &st->ccarry);
+	ctoks -= (__s64)htb_carry_ns(htb_batch_cprod(a), c->ceil.shift, &st->ccarry);
 	ctoks = htb_clamp_mbuffer(ctoks);
 	if (blimit)
 		st->btokens = htb_clamp_mbuffer(htb_fill(st->btokens, diff, bbuffer) -
-						(__s64)a->b);
+						(__s64)htb_batch_bns(a));
 	else	/* no limit: full whenever one is set (htb_fill caps it) */
 		st->btokens = (__s64)HTB_MBUFFER_NS;
 	st->tokens = toks;

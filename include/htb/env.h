@@ -85,6 +85,7 @@ struct htb_params {
 	__u32 share;		/* the sharing loop's lease runs: class_share counts */
 	__u32 ect;		/* the packet is ECT(0) or ECT(1): CE may replace a drop */
 	__u32 flow_hash;	/* the packet's flow (skb hash), for sparse flows */
+	__u32 gen;		/* htb_runtime.gen: a reload moves it on */
 };
 
 #endif /* HTB_ENV_H */

@@ -77,7 +77,12 @@ struct htb_class_conf {
 	__u32 prio;
 	__u32 quantum;
 	__u32 flags;		/* HTB_CONF_* */
-	__u32 pad;
+	/* A batch of this class is due at this many length-adjusted bytes
+	 * (HTB_BATCH_NS of its rate or ceil tokens, whichever first), for a
+	 * class whose costs are linear in the length (ethernet, mpu 0,
+	 * overhead >= 0 and one overhead for rate and ceil); 0 otherwise.
+	 * Such a class's batch sums bytes, not costs (htb_batch_take_lin). */
+	__u32 batch_lin;
 	/* CoDel on the leaf's scheduled delay (HTB_CONF_AQM; docs/design.md,
 	 * "AQM"). mtu_ns: what HTB_CODEL_MTU bytes take at the class's rate,
 	 * CoDel's "backlog below one MTU" as a delay. */
@@ -180,7 +185,11 @@ struct htb_class_batch {
 	 * of state and batches retries a class whose batch was applied
 	 * between its reads (maps_read_state). */
 	__u32 applied;
-	__u32 pad;
+	/* A linear class's batch sums the packets' length-adjusted bytes
+	 * here instead of their costs in r and c (htb_batch_take_lin); r,
+	 * rshift, cshift and b then say what the bytes cost (include/htb/
+	 * bucket.h, htb_batch_rprod). */
+	__u32 lin;
 };
 
 /* A batch is applied at 32 packets or 20 us of the class's rate or ceil
@@ -247,7 +256,7 @@ struct htb_class_share {
 
 /* Values a running program reads on every packet; settable at run time. */
 struct htb_runtime {
-	__u32 gen;		/* active conf generation, 0 or 1 */
+	__u32 gen;		/* reloads so far: gen & 1 is the active conf generation */
 	__u32 capacity;		/* class slots per generation */
 	__u32 hysteresis;	/* 0 off (default), 1 on */
 	__u32 pad;

@@ -407,11 +407,9 @@ static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *s
 {
 	if (!a->packets)
 		return;
-	st->tokens -= (__s64)(htb_batch_units(a->r, a->rshift, c->rate.shift) >>
-			      c->rate.shift);
-	st->ctokens -= (__s64)(htb_batch_units(a->c, a->cshift, c->ceil.shift) >>
-			       c->ceil.shift);
-	st->btokens -= (__s64)a->b;
+	st->tokens -= (__s64)(htb_batch_rcost(c, a) >> c->rate.shift);
+	st->ctokens -= (__s64)(htb_batch_ccost(c, a) >> c->ceil.shift);
+	st->btokens -= (__s64)htb_batch_bns(a);
 	st->bytes += a->bytes;
 	st->packets += a->packets;
 	st->lends += a->lends;

@@ -28,6 +28,34 @@ static __s64 buffer_ns(__u64 bytes, __u64 rate_Bps)
 	return ns > (__s64)HTB_BUFFER_MAX_NS ? (__s64)HTB_BUFFER_MAX_NS : ns;
 }
 
+/* The byte sum at which a linear class's batch is due (struct
+ * htb_class_conf.batch_lin): the fewest length-adjusted bytes whose rate
+ * or ceil cost reaches HTB_BATCH_NS, so that a byte sum is due exactly
+ * where the sum of its costs would be. 0 for a class whose cost is not
+ * linear in the length (ATM cells, an mpu, a negative overhead, two
+ * overheads). */
+static __u32 batch_lin_of(const struct htb_class_conf *c)
+{
+	const struct htb_ratecfg *r[2] = { &c->rate, &c->ceil };
+	unsigned __int128 b, best = 1u << 30;	/* + a packet stays in 32 bits */
+	int i;
+
+	if (c->rate.linklayer != HTB_LINKLAYER_ETHERNET ||
+	    c->ceil.linklayer != HTB_LINKLAYER_ETHERNET || c->rate.mpu ||
+	    c->ceil.mpu || c->rate.overhead < 0 ||
+	    c->rate.overhead != c->ceil.overhead || c->rate.overhead > (1 << 20))
+		return 0;
+	for (i = 0; i < 2; i++) {
+		if (!r[i]->mult || r[i]->shift > 63)
+			return 0;
+		b = ((unsigned __int128)HTB_BATCH_NS << r[i]->shift) + r[i]->mult - 1;
+		b /= r[i]->mult;
+		if (b < best)
+			best = b;
+	}
+	return (__u32)best;
+}
+
 int htb_conf_from_params(const struct htb_class_params *p,
 			 struct htb_class_conf *c)
 {
@@ -58,6 +86,7 @@ int htb_conf_from_params(const struct htb_class_params *p,
 	if (c->interval_ns > HTB_CODEL_INTERVAL_MAX)
 		c->interval_ns = HTB_CODEL_INTERVAL_MAX;
 	c->mtu_ns = (__u64)htb_bytes_to_ns(HTB_CODEL_MTU, p->rate_Bps);
+	c->batch_lin = batch_lin_of(c);
 	return 0;
 }
 

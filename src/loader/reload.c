@@ -633,7 +633,10 @@ static int flip(struct reload_run *r)
 {
 	int rc;
 
-	r->rt.gen = r->next;
+	/* counted, not just flipped: gen & 1 is the tree in force, and a
+	 * CPU's batch of bytes tells a reload by the whole count
+	 * (include/htb/bucket.h, htb_batch_rprod) */
+	r->rt.gen = r->rt.gen + 1;
 	r->rt.hysteresis = r->cfg.dev.hysteresis;
 	rc = maps_set_runtime(&r->maps, &r->rt);
 	if (rc) {

@@ -34,6 +34,7 @@ struct sim {
 	__u64 *t;
 	__u32 *len, n;
 	__u64 bytes;
+	__s32 overhead;		/* every class's, from sim_init_oh */
 };
 
 static void class_add(struct sim *s, __u32 idx, __u64 rate, __u64 ceil, __u64 burst)
@@ -41,6 +42,7 @@ static void class_add(struct sim *s, __u32 idx, __u64 rate, __u64 ceil, __u64 bu
 	struct htb_class_params cp = {
 		.classid = 0x10001 + idx, .rate_Bps = rate, .ceil_Bps = ceil,
 		.burst = burst, .cburst = burst, .limit_ns = SEC, .leaf = idx != 0,
+		.overhead = s->overhead,
 	};
 
 	cp.path[cp.depth++] = idx;
@@ -53,9 +55,11 @@ static void class_add(struct sim *s, __u32 idx, __u64 rate, __u64 ceil, __u64 bu
 /* burst: of every class, in bytes; leaf_ceil: the leaves' (above the
  * root's 10 Gbit/s, the root's ceil is what binds); batches: each CPU's
  * env has them. */
-static void sim_init(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batches)
+static void sim_init_oh(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batches,
+			__s32 overhead)
 {
 	memset(s, 0, sizeof(*s));
+	s->overhead = overhead;
 	s->p.now = T0;
 	s->p.horizon_ns = HTB_DEFAULT_HORIZON_NS;
 	class_add(s, 0, GBIT(10), GBIT(10), burst);
@@ -69,6 +73,11 @@ static void sim_init(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batches)
 	s->t = calloc(2 * NPKT, sizeof(*s->t));
 	s->len = calloc(2 * NPKT, sizeof(*s->len));
 	cr_assert(s->t && s->len);
+}
+
+static void sim_init(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batches)
+{
+	sim_init_oh(s, burst, leaf_ceil, batches, 0);
 }
 
 static void sim_free(struct sim *s)
@@ -235,8 +244,10 @@ static void pending_bound(__u32 len, __u32 expect_full)
 
 			cr_assert_eq(send1(&s, c, len), HTB_SEND);
 			cr_assert_lt(a->packets, HTB_BATCH_PKTS);
-			cr_assert_lt(a->c >> s.conf[0].ceil.shift, HTB_BATCH_NS);
-			cr_assert_lt(a->r >> s.conf[0].rate.shift, HTB_BATCH_NS);
+			cr_assert_lt(htb_batch_ccost(&s.conf[0], a) >> s.conf[0].ceil.shift,
+				     HTB_BATCH_NS);
+			cr_assert_lt(htb_batch_rcost(&s.conf[0], a) >> s.conf[0].rate.shift,
+				     HTB_BATCH_NS);
 			most = HTB_MAX(most, a->packets);
 		}
 		s.p.now += len * 64 / 100;	/* offered: 2 x 1.25 x 10 Gbit/s */
@@ -316,11 +327,12 @@ Test(batch, rate_change_rescales_a_pending_batch)
 		cr_assert_eq(send1(&s, 0, 1500), HTB_SEND);
 	cr_assert_eq(a->packets, 5);
 	old = s.conf[0];
-	before_r = a->r >> old.rate.shift;
-	before_c = a->c >> old.ceil.shift;
+	before_r = htb_batch_rcost(&old, a) >> old.rate.shift;
+	before_c = htb_batch_ccost(&old, a) >> old.ceil.shift;
 	/* the root at 10 Mbit/s: another shift, and a frame is due alone */
 	cp.path[cp.depth++] = 0;
 	cr_assert_eq(htb_conf_from_params(&cp, &s.conf[0]), 0);
+	s.p.gen++;	/* as a reload does: the batch's bytes become costs */
 	cr_assert_neq(s.conf[0].rate.shift, old.rate.shift);
 	/* a 64-byte packet: not due alone, goes into the batch, which is
 	 * rescaled first; then it is due (10 Mbit/s) and applied */
@@ -500,4 +512,104 @@ Test(batch, codel_and_sparse_flows_as_without_batches)
 	cr_expect_eq(a.st[1].drops, b.st[1].drops);
 	cr_expect_eq(a.st[1].packets + a.batch[1].packets, b.st[1].packets);
 	cr_expect_gt(sent, 0);
+}
+
+/* A linear class's batch sums bytes, due at conf.batch_lin: the fewest
+ * length-adjusted bytes whose rate or ceil cost reaches HTB_BATCH_NS, so
+ * a sum is due exactly where its costs would be; a class whose cost is
+ * not linear in the length has none. */
+Test(batch, byte_sum_due_where_costs_are)
+{
+	static const __u64 rates[] = { 1000, 125000, 1250000, GBIT(1) / 8 + 7,
+				       GBIT(1), GBIT(10), GBIT(100), GBIT(400) };
+	struct htb_class_params cp = { .classid = 0x10001, .burst = 100000,
+				       .cburst = 100000, .depth = 1 };
+	struct htb_class_conf c;
+
+	for (unsigned i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		for (unsigned k = 0; k < 2; k++) {
+			const struct htb_ratecfg *r;
+			__u64 b;
+
+			cp.rate_Bps = rates[i];
+			cp.ceil_Bps = rates[i] * (k ? 3 : 1);
+			cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+			b = c.batch_lin;
+			cr_assert_gt(b, 0, "rate %llu: no byte sum", (unsigned long long)rates[i]);
+			/* the rate is the slower bucket: its cost decides */
+			r = &c.rate;
+			cr_expect_geq((b * r->mult) >> r->shift, HTB_BATCH_NS);
+			cr_expect_lt(((b - 1) * r->mult) >> r->shift, HTB_BATCH_NS,
+				     "rate %llu: %llu bytes is not the fewest",
+				     (unsigned long long)rates[i], (unsigned long long)b);
+		}
+	}
+	cp.rate_Bps = cp.ceil_Bps = GBIT(1);
+	cp.overhead = 24;
+	cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+	cr_expect_gt(c.batch_lin, 0, "an overhead is linear");
+	cp.overhead = -4;
+	cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+	cr_expect_eq(c.batch_lin, 0, "a negative overhead is not");
+	cp.overhead = 0;
+	cp.mpu = 64;
+	cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+	cr_expect_eq(c.batch_lin, 0, "an mpu is not");
+	cp.mpu = 0;
+	cp.linklayer = HTB_LINKLAYER_ATM;
+	cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+	cr_expect_eq(c.batch_lin, 0, "ATM cells are not");
+}
+
+/* Both CPUs through phases within the leaves' rates, over them
+ * (borrowing) and idle, packets of many sizes, an overhead: with byte
+ * sums (conf.batch_lin) and with costs summed per packet (batch_lin 0),
+ * every stamp is the same, and once every batch is applied so is every
+ * class's state, to the carries. */
+static void mixed_phases(struct sim *s, bool bytes)
+{
+	__u32 len = 64;
+
+	sim_init_oh(s, 1ull << 40, GBIT(2), true, 24);
+	for (int i = 0; i < 3; i++) {
+		s->st[i].tokens = s->st[i].ctokens = 0;
+		if (!bytes)
+			s->conf[i].batch_lin = 0;
+	}
+	for (int ph = 0; ph < 12; ph++)
+		for (int i = 0; i < 3000; i++) {
+			for (int c = 0; c < NCPU; c++)
+				cr_assert_eq(send1(s, c, len), HTB_SEND);
+			len = len * 7 % 1501 + 60;	/* 60 .. 1560 bytes */
+			s->p.now += ph % 3 == 0 ? 2 * US : ph % 3 == 1 ? 12 * US : 40 * US;
+		}
+}
+
+Test(batch, byte_sums_charge_as_costs_do)
+{
+	static struct sim a, b;
+
+	mixed_phases(&a, true);
+	mixed_phases(&b, false);
+	cr_assert_gt(a.conf[0].batch_lin, 0);
+	cr_assert_eq(a.n, b.n);
+	for (__u32 i = 0; i < a.n; i++)
+		cr_assert_eq(a.t[i], b.t[i], "packet %u: %llu vs %llu", i,
+			     (unsigned long long)a.t[i], (unsigned long long)b.t[i]);
+	cr_expect_gt(b.st[1].borrows, 0, "no phase over the rate");
+	for (int k = 0; k < 3; k++) {
+		for (int c = 0; c < NCPU; c++) {
+			htb_apply(&a.conf[k], &a.st[k], a.p.now, &a.batch[c][k], 0, 0, 0);
+			htb_apply(&b.conf[k], &b.st[k], b.p.now, &b.batch[c][k], 0, 0, 0);
+		}
+		cr_expect_eq(a.st[k].tokens, b.st[k].tokens, "class %d", k);
+		cr_expect_eq(a.st[k].ctokens, b.st[k].ctokens, "class %d", k);
+		cr_expect_eq(a.st[k].rcarry, b.st[k].rcarry, "class %d", k);
+		cr_expect_eq(a.st[k].ccarry, b.st[k].ccarry, "class %d", k);
+		cr_expect_eq(a.st[k].bytes, b.st[k].bytes, "class %d", k);
+		cr_expect_eq(a.st[k].lends, b.st[k].lends, "class %d", k);
+		cr_expect_eq(a.st[k].borrows, b.st[k].borrows, "class %d", k);
+	}
+	sim_free(&a);
+	sim_free(&b);
 }
