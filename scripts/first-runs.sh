@@ -10,10 +10,15 @@
 #       into the ledger; LABEL says which run (tier, ci, kernel2); COMMIT
 #       defaults to HEAD. A file counts as failed when any of its cases
 #       failed, or when it started and printed no result (a guest that died).
+#   scripts/first-runs.sh void COMMIT
+#       every run of COMMIT marked VOID: a commit whose program did not
+#       load (every htbctl case failed at its setup) measured the commit,
+#       not the scenarios' first runs. Say why in docs/log.md.
 #   scripts/first-runs.sh [LABEL]
 #       per scenario (LABEL: only runs with that label): runs, passes in a
 #       row up to the latest run, failures, and the latest failure's run;
-#       kernel2's runs (the second kernel, 7.2) are rows of their own.
+#       kernel2's runs (the second kernel, 7.2) are rows of their own. A
+#       VOID run is neither a pass nor a failure: counted apart.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ledger=${FIRST_RUNS_LEDGER:-$top/docs/first-runs.tsv}	# the env: tests
@@ -56,6 +61,15 @@ do_add() {
 	echo "first-runs: $n scenario files of $label at $commit added"
 }
 
+do_void() {
+	local commit=$1 n
+	n=$(awk -F'\t' -v c="$commit" 'NR > 1 && $3 == c' "$ledger" | wc -l)
+	[ "$n" -gt 0 ] || { echo "first-runs: no runs of $commit in the ledger" >&2; exit 1; }
+	awk -F'\t' -v OFS='\t' -v c="$commit" 'NR > 1 && $3 == c { $5 = "VOID" } { print }' \
+		"$ledger" > "$ledger.new" && mv "$ledger.new" "$ledger"
+	echo "first-runs: $n runs of $commit marked VOID"
+}
+
 do_report() {
 	local label=${1:-}
 	[ -f "$ledger" ] || { echo "first-runs: no ledger yet ($ledger)" >&2; exit 1; }
@@ -64,22 +78,24 @@ do_report() {
 	want != "" && $2 != want { next }
 	{
 		s = $4 ($2 == "kernel2" ? " 7.2" : "")
-		if (!(s in runs)) order[n++] = s
+		if (!(s in runs)) { order[n++] = s; runs[s] = 0 }
+		if ($5 == "VOID") { void[s]++; next }
 		runs[s]++
 		if ($5 == "PASS") streak[s]++
 		else { streak[s] = 0; fails[s]++; last[s] = $1 " " $2 " " $3 }
 	}
 	END {
-		printf "%-16s %5s %13s %6s  %s\n", "scenario", "runs", "pass in a row", "fails", "latest failure"
+		printf "%-16s %5s %13s %6s %5s  %s\n", "scenario", "runs", "pass in a row", "fails", "void", "latest failure"
 		for (i = 0; i < n; i++) {
 			s = order[i]
-			printf "%-16s %5d %13d %6d  %s\n", s, runs[s], streak[s], fails[s], (s in last) ? last[s] : "-"
+			printf "%-16s %5d %13d %6d %5d  %s\n", s, runs[s], streak[s], fails[s], void[s], (s in last) ? last[s] : "-"
 		}
 	}' "$ledger" | { read -r h; echo "$h"; sort -V; }
 }
 
 case ${1:-} in
 add) shift; [ $# -ge 2 ] || { echo "usage: $0 add LOG LABEL [COMMIT]" >&2; exit 2; }; do_add "$@" ;;
--h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' ;;
+void) shift; [ $# -eq 1 ] || { echo "usage: $0 void COMMIT" >&2; exit 2; }; do_void "$1" ;;
+-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) do_report "${1:-}" ;;
 esac

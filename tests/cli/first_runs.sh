@@ -38,10 +38,26 @@ test_passes_in_a_row() {
 		scripts/first-runs.sh add "$tmp/k2" kernel2 c > /dev/null || fail "add failed"
 	scripts/first-runs.sh > "$tmp/out" || fail "report failed"
 	# scenario1: 3 runs, 3 in a row; scenario2: 3 runs, 2 in a row, its failure in run a
-	grep -Eq '^scenario1 +3 +3 +0 +-$' "$tmp/out" || fail "$(cat "$tmp/out")"
-	grep -Eq '^scenario2 +3 +2 +1 +.* tier a$' "$tmp/out" || fail "$(cat "$tmp/out")"
-	grep -Eq '^scenario3 7.2 +1 +1 +0 +-$' "$tmp/out" || fail "kernel2 not its own row: $(cat "$tmp/out")"
+	grep -Eq '^scenario1 +3 +3 +0 +0 +-$' "$tmp/out" || fail "$(cat "$tmp/out")"
+	grep -Eq '^scenario2 +3 +2 +1 +0 +.* tier a$' "$tmp/out" || fail "$(cat "$tmp/out")"
+	grep -Eq '^scenario3 7.2 +1 +1 +0 +0 +-$' "$tmp/out" || fail "kernel2 not its own row: $(cat "$tmp/out")"
 	scripts/first-runs.sh ci | grep -Eq '^scenario4 +1 +1 +0' || fail "by label: $(scripts/first-runs.sh ci)"
+}
+
+# a run of a commit whose program did not load, marked VOID, neither ends
+# a streak nor counts as a run; an unknown commit is refused
+test_a_void_run_is_counted_apart() {
+	export FIRST_RUNS_LEDGER=$tmp/ledger.tsv
+	printf 'PASS scenario1: x\n' > "$tmp/good"
+	printf 'FAIL scenario1: htbctl setup failed\n' > "$tmp/bad"
+	scripts/first-runs.sh add "$tmp/good" tier a > /dev/null &&
+		scripts/first-runs.sh add "$tmp/bad" tier b > /dev/null &&
+		scripts/first-runs.sh add "$tmp/good" tier c > /dev/null || fail "add failed"
+	scripts/first-runs.sh | grep -Eq '^scenario1 +3 +1 +1 +0 ' || fail "before: $(scripts/first-runs.sh)"
+	scripts/first-runs.sh void b > /dev/null || fail "void failed"
+	scripts/first-runs.sh | grep -Eq '^scenario1 +2 +2 +0 +1 +-$' || fail "after: $(scripts/first-runs.sh)"
+	! scripts/first-runs.sh void zzz 2> "$tmp/err" || fail "an unknown commit marked"
+	grep -q "no runs of zzz" "$tmp/err" || fail "$(cat "$tmp/err")"
 }
 
 test_a_log_without_scenarios_is_refused() {

@@ -128,7 +128,7 @@ fwd_drop_counters() {
 			[ -e "/run/netns/$n" ] || continue
 			echo "== $n"
 			ip -n "$n" -s link | awk '/^[0-9]+:/ { d = $2 } /RX:|TX:/ { getline; print d, $0 }'
-			nsenter --net=/run/netns/"$n" nstat -az 2>/dev/null |
+			nsenter --net=/run/netns/"$n" nstat -asz 2>/dev/null |	# -s: no history file written
 				awk '$2 != 0 && $1 ~ /Err|Drop|Discard|Fail|Overflow|Prune|Collapse/'
 		done
 	done

@@ -95,7 +95,7 @@ default_socket_buffers() {
 # buffer so far (its namespace's UdpRcvbufErrors), to tell a receiver that
 # fell behind from a shaper that sent too little.
 udp_rcvbuf_errors() {
-	in_rcv nstat -az UdpRcvbufErrors 2>/dev/null | awk '$1 == "UdpRcvbufErrors" { n = $2 } END { print n + 0 }'
+	in_rcv nstat -asz UdpRcvbufErrors 2>/dev/null | awk '$1 == "UdpRcvbufErrors" { n = $2 } END { print n + 0 }'
 }
 
 # shape_htbctl CONFIG [daemon options]: `htbctl daemon dev $SND_IF config
