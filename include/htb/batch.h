@@ -132,13 +132,20 @@ HTB_INLINE int htb_batch_take(const struct htb_class_conf *c,
 
 /* Whether a packet charged to rate and ceil may go into this CPU's batch
  * as bytes (htb_batch_take_lin): the class is linear (batch_lin), batches,
- * and its batch holds no summed costs (a borrowing packet's, say). */
+ * and its batch holds no summed costs (a borrowing packet's, say) and no
+ * bytes of another generation (htb_batch_rprod). */
+HTB_INLINE int htb_batch_bytes_ok(const struct htb_class_conf *c,
+				  const struct htb_class_batch *a,
+				  const struct htb_params *p)
+{
+	return c->batch_lin && !a->c && (!a->packets || a->b == p->gen);
+}
+
 HTB_INLINE int htb_batch_linear(const struct htb_class_conf *c,
 				const struct htb_class_batch *a,
 				const struct htb_params *p)
 {
-	return a && c->batch_lin && !a->c && htb_batchable(c, p) &&
-	       (!a->packets || a->b == p->gen);
+	return a && htb_batchable(c, p) && htb_batch_bytes_ok(c, a, p);
 }
 
 /* htb_batch_take for such a packet, with the same returns: its length

@@ -63,27 +63,26 @@ struct htb_job {
 
 /* One class's entries, looked up once for a step: the verifier inlines
  * the lookups of array maps, but clang cannot tell that two lookups of
- * one key return one entry. */
+ * one key return one entry. The borrow limit is read by the step that
+ * needs it (a packet that lends within its rate does not). */
 struct htb_one {
 	const struct htb_class_conf *c;
 	struct htb_class_state *st;
 	struct htb_class_batch *a;	/* NULL: no batches */
-	struct htb_blimit bl;
 };
 
-HTB_INLINE int htb_one_of(struct htb_env *env, const struct htb_params *p,
-			  __u32 idx, struct htb_one *x)
+HTB_INLINE int htb_one_of(struct htb_env *env, __u32 idx, struct htb_one *x)
 {
 	x->c = HTB_ENV_CONF(env, idx);
 	x->st = HTB_ENV_STATE(env, idx);
 	if (!x->c || !x->st)
 		return -1;
 	x->a = HTB_ENV_BATCH(env, idx);
-	htb_blimit_of(env, p, idx, &x->bl);
 	return 0;
 }
 
-HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_params *p,
+HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_blimit *bl,
+			       const struct htb_params *p,
 			       struct htb_ready *out)
 {
 	const struct htb_class_conf *c = x->c;
@@ -96,7 +95,7 @@ HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_params 
 	mode = st->mode;
 	toks = htb_fill(st->tokens, diff, c->buffer);
 	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
-	btoks = htb_fill(st->btokens, diff, x->bl.bbuffer);
+	btoks = htb_fill(st->btokens, diff, bl->bbuffer);
 	/* what this CPU charged and has not applied yet, with the carries:
 	 * what applying it would take */
 	if (a && a->packets) {
@@ -109,9 +108,9 @@ HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_params 
 	out->ceil_at = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
 	out->rate_at = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
 	out->borrow_at = p->now;
-	if (x->bl.word && !HTB_SHARE_MULT(x->bl.word))
+	if (bl->word && !HTB_SHARE_MULT(bl->word))
 		out->borrow_at = ~0ull;		/* the loop gives it nothing to borrow */
-	else if (x->bl.word)
+	else if (bl->word)
 		out->borrow_at = htb_ready(p->now, btoks, 0);
 	out->last_stamp = st->last_stamp;
 }
@@ -119,11 +118,13 @@ HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_params 
 HTB_INLINE int htb_ready_of(struct htb_env *env, const struct htb_params *p,
 			    __u32 idx, struct htb_ready *out)
 {
+	struct htb_blimit bl;
 	struct htb_one x;
 
-	if (!env || !p || !out || htb_one_of(env, p, idx, &x))
+	if (!env || !p || !out || htb_one_of(env, idx, &x))
 		return -1;
-	htb_ready_from(&x, p, out);
+	htb_blimit_of(env, p, idx, &bl);
+	htb_ready_from(&x, &bl, p, out);
 	return 0;
 }
 
@@ -301,6 +302,7 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	struct htb_class_state *st = x->st;
 	struct htb_class_batch *a = x->a;
 	struct htb_flow *fl = (void *)0;
+	struct htb_blimit bl;
 	struct htb_cost k;
 	__u64 limit, fl_last = 0, end = 0, vf = 0;
 	int flows, take;
@@ -327,10 +329,11 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	if (!htb_leaf_unlocked(c, st, p, j, fl_last, limit, 1))
 		return -1;
 	j->flags = fl || !flows ? 0 : HTB_JOB_FLOW_NEW;
-	if (htb_batch_linear(c, a, p)) {
+	if (htb_batch_bytes_ok(c, a, p)) {	/* a batches: checked above */
 		take = htb_batch_take_lin(c, a, p, j->len, 1);
 	} else {
-		htb_cost_of(c, &x->bl, j->len, &k);
+		htb_blimit_of(env, p, j->idx, &bl);
+		htb_cost_of(c, &bl, j->len, &k);
 		take = htb_batch_take(c, a, &k, 1, 1, 1);
 	}
 	/* The flow's entry without the leaf's lock: another CPU's packet of
@@ -353,6 +356,33 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 	return HTB_SEND;
 }
 
+/* Whether the leaf lends at own_ts (>= now), as its snapshot would say
+ * (htb_ready_from: ceil_at, rate_at and last_stamp not after own_ts),
+ * for the case whose packets may skip the lock, hysteresis off
+ * (htb_batchable): both buckets, less this CPU's batch, reach 0 by
+ * own_ts. Without the borrow bucket or a snapshot written. */
+HTB_INLINE int htb_leaf_lends_at(const struct htb_one *x, const struct htb_params *p,
+				 __u64 own_ts)
+{
+	const struct htb_class_conf *c = x->c;
+	const struct htb_class_batch *a = x->a;
+	const struct htb_class_state *st = x->st;
+	__s64 diff, toks, ctoks, ahead = (__s64)(own_ts - p->now);
+
+	if (p->hysteresis || st->last_stamp > own_ts)
+		return 0;
+	diff = htb_diff(st->t_c, p->now);
+	toks = htb_fill(st->tokens, diff, c->buffer);
+	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	if (a && a->packets) {
+		__u64 rc = st->rcarry, cc = st->ccarry;
+
+		toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
+		ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
+	}
+	return toks + ahead >= 0 && ctoks + ahead >= 0;
+}
+
 /* Steps 1 and 2a for the leaf in one call, the common case: its snapshot
  * into *r, and when it lends at the packet's own time the unlocked charge
  * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
@@ -360,19 +390,22 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 			       struct htb_job *j, struct htb_ready *r)
 {
+	struct htb_blimit bl;
 	struct htb_one x;
 
-	if (!env || !p || !j || !r || htb_one_of(env, p, j->idx, &x))
+	if (!env || !p || !j || !r || htb_one_of(env, j->idx, &x))
 		return HTB_UNSHAPED;
-	htb_ready_from(&x, p, r);
-	if (HTB_MAX(r->ceil_at, r->rate_at) > j->own_ts || r->last_stamp > j->own_ts)
-		return -1;
-	j->T = j->own_ts;
-	j->below = 0;
-	if (htb_leaf_try_unlocked(env, p, j, &x) != HTB_SEND)
-		return -1;
-	htb_path_commit(env, p, j, x.c, 1);
-	return HTB_SEND;
+	if (htb_leaf_lends_at(&x, p, j->own_ts)) {
+		j->T = j->own_ts;
+		j->below = 0;
+		if (htb_leaf_try_unlocked(env, p, j, &x) == HTB_SEND) {
+			htb_path_commit(env, p, j, x.c, 1);
+			return HTB_SEND;
+		}
+	}
+	htb_blimit_of(env, p, j->idx, &bl);
+	htb_ready_from(&x, &bl, p, r);
+	return -1;
 }
 
 /* Step 2a, the leaf under its lock: final T against last_stamp, the

@@ -613,3 +613,48 @@ Test(batch, byte_sums_charge_as_costs_do)
 	sim_free(&a);
 	sim_free(&b);
 }
+
+/* The leaf's fast check (htb_leaf_lends_at) says what its snapshot says
+ * (htb_ready_from: ceil_at, rate_at and last_stamp not after the packet's
+ * own time), over random buckets, batches of costs and of bytes, clocks
+ * and own stamps; with hysteresis on it says no (the lock then decides). */
+Test(batch, leaf_fast_check_as_its_snapshot)
+{
+	static struct sim s;
+	unsigned seed = 26;
+	int yes = 0, no = 0;
+
+	sim_init_oh(&s, 125000, GBIT(2), true, 0);
+	for (int i = 0; i < 200000; i++) {
+		struct htb_one x = { .c = &s.conf[1], .st = &s.st[1], .a = &s.batch[0][1] };
+		struct htb_blimit bl = { 0 };
+		struct htb_class_batch *a = &s.batch[0][1];
+		struct htb_ready r;
+		__u64 own = s.p.now + (rand_r(&seed) % 3 ? 0 : rand_r(&seed) % (200 * US));
+		int want, got;
+
+		s.st[1].tokens = (__s64)(rand_r(&seed) % (400 * US)) - 200 * (__s64)US;
+		s.st[1].ctokens = (__s64)(rand_r(&seed) % (400 * US)) - 200 * (__s64)US;
+		s.st[1].t_c = s.p.now - rand_r(&seed) % (100 * US);
+		s.st[1].last_stamp = s.p.now + rand_r(&seed) % (400 * US) - 200 * US;
+		s.st[1].rcarry = rand_r(&seed);
+		memset(a, 0, sizeof(*a));
+		if (rand_r(&seed) % 2) {	/* a batch of bytes, then maybe costs */
+			for (int n = rand_r(&seed) % 8; n > 0; n--)
+				htb_batch_take_lin(x.c, a, &s.p, 64 + rand_r(&seed) % 1400, 1);
+			if (a->packets && rand_r(&seed) % 2)
+				htb_batch_fold(a);
+		}
+		s.p.hysteresis = rand_r(&seed) % 8 == 0;
+		htb_ready_from(&x, &bl, &s.p, &r);
+		want = !s.p.hysteresis && HTB_MAX(r.ceil_at, r.rate_at) <= own &&
+		       r.last_stamp <= own;
+		got = htb_leaf_lends_at(&x, &s.p, own);
+		cr_assert_eq(got, want, "case %d", i);
+		yes += got;
+		no += !got;
+	}
+	cr_expect_gt(yes, 10000);
+	cr_expect_gt(no, 10000);
+	sim_free(&s);
+}
