@@ -626,7 +626,14 @@ int htb_egress(struct __sk_buff *skb)
 	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
 	p.hysteresis = rt->hysteresis;
+	/* The generation a batch of bytes is marked with must be the tree's
+	 * this packet uses (env.gen, read above): a reload that flipped in
+	 * between is not this packet's. Read here, not kept from above: p
+	 * then shares its stack with classification's, and the program stays
+	 * within 6.1's 512 bytes for its deepest calls. */
 	p.gen = rt->gen;
+	if ((p.gen ^ env.gen) & 1)
+		p.gen--;
 	p.share = p.now < rt->share_until_ns;
 	p.ect = (conf->flags & AQM_ECN) == AQM_ECN ? is_ect(skb) : 0;
 	/* a flow of the class, as fq's: a local socket's hash (sk_txhash), a

@@ -5,18 +5,6 @@
 
 #include "htb/bucket.h"
 
-/* A batch's cost in units of 2^-to ns, from 2^-from (the shift when the
- * batch began): the same cost unless a reload changed the class's rate
- * meanwhile; then rescaled, to within 1 ns. */
-HTB_INLINE __u64 htb_batch_units(__u64 v, __u8 from, __u8 to)
-{
-	if (from == to)
-		return v;
-	if (from > to)
-		return v >> ((from - to) & 63);
-	return v << ((to - from) & 63);
-}
-
 /* A batch ready to apply to class c: costs in c's current units. */
 HTB_INLINE void htb_batch_rescale(const struct htb_class_conf *c,
 				  struct htb_class_batch *a)
@@ -25,19 +13,6 @@ HTB_INLINE void htb_batch_rescale(const struct htb_class_conf *c,
 	a->c = htb_batch_units(a->c, a->cshift, c->ceil.shift);
 	a->rshift = c->rate.shift;
 	a->cshift = c->ceil.shift;
-}
-
-/* The same costs in c's current units */
-HTB_INLINE __u64 htb_batch_rcost(const struct htb_class_conf *c,
-				 const struct htb_class_batch *a)
-{
-	return htb_batch_units(htb_batch_rprod(a), a->rshift, c->rate.shift);
-}
-
-HTB_INLINE __u64 htb_batch_ccost(const struct htb_class_conf *c,
-				 const struct htb_class_batch *a)
-{
-	return htb_batch_units(htb_batch_cprod(a), a->cshift, c->ceil.shift);
 }
 
 /* A batch of bytes turned into one of costs, in its own units */
@@ -79,7 +54,7 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 			   const struct htb_cost *k, int rate, int lender,
 			   __u32 hyst)
 {
-	struct htb_class_batch a = { 0 };
+	struct htb_class_batch a = { .rshift = c->rate.shift, .cshift = c->ceil.shift };
 
 	htb_batch_add(&a, k, rate, lender);
 	if (k->blimit && !rate)
@@ -138,7 +113,7 @@ HTB_INLINE int htb_batch_bytes_ok(const struct htb_class_conf *c,
 				  const struct htb_class_batch *a,
 				  const struct htb_params *p)
 {
-	return c->batch_lin && !a->c && (!a->packets || a->b == p->gen);
+	return c->batch_lin && !a->c && (!a->packets || (a->lin && a->b == p->gen));
 }
 
 HTB_INLINE int htb_batch_linear(const struct htb_class_conf *c,

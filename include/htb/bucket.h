@@ -152,11 +152,37 @@ HTB_INLINE __u64 htb_batch_bns(const struct htb_class_batch *a)
 	return a->lin ? 0 : a->b;
 }
 
+/* A batch's cost in units of 2^-to ns, from 2^-from (the shift when the
+ * batch began): the same cost unless a reload changed the class's rate
+ * meanwhile; then rescaled, to within 1 ns. */
+HTB_INLINE __u64 htb_batch_units(__u64 v, __u8 from, __u8 to)
+{
+	if (from == to)
+		return v;
+	if (from > to)
+		return v >> ((from - to) & 63);
+	return v << ((to - from) & 63);
+}
+
+/* The same costs in c's current units */
+HTB_INLINE __u64 htb_batch_rcost(const struct htb_class_conf *c,
+				 const struct htb_class_batch *a)
+{
+	return htb_batch_units(htb_batch_rprod(a), a->rshift, c->rate.shift);
+}
+
+HTB_INLINE __u64 htb_batch_ccost(const struct htb_class_conf *c,
+				 const struct htb_class_batch *a)
+{
+	return htb_batch_units(htb_batch_cprod(a), a->cshift, c->ceil.shift);
+}
+
 /*
  * Apply charges to one class at now (caller holds its lock): one packet's
  * (htb_charge) or a CPU's batch of them (htb_class_commit). a->r and a->c
  * (read through htb_batch_rprod: a batch of bytes or of costs, in c's
- * units, which htb_batch_take's rescale keeps)
+ * units: htb_batch_take rescales a batch of costs, and a batch of bytes
+ * of this generation is in its conf's)
  * are split with the class's carries, so a batch costs exactly what its
  * packets one by one would; a->b is whole ns. blimit, bbuffer: the borrow
  * limit in force (its bucket is kept full while there is none).

@@ -103,7 +103,7 @@ HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_blimit 
 
 		toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
 		ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
-		btoks -= (__s64)a->b;
+		btoks -= (__s64)htb_batch_bns(a);
 	}
 	out->ceil_at = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
 	out->rate_at = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));

@@ -813,7 +813,10 @@ void loader_reload_cancel(struct reload_run *r, bool flipped)
 	int rc = 0;
 
 	if (flipped) {
+		__u32 gen = r->rt.gen + 1;	/* the tree before; a count never reused */
+
 		r->rt = r->rt_before;
+		r->rt.gen = gen;
 		rc = maps_set_runtime(&r->maps, &r->rt);
 		if (rc)
 			p_warn(r->ctx, "%s: switching back to the tree before: %s",

@@ -244,12 +244,24 @@ dstate() {
 			proto=tcp,src=198.18.0.9,dst=198.18.0.8,sport=9090,dport=9090
 	done
 }
+# reloads: each direction's reload count (runtime.gen; gen & 1 is the
+# tree in force), download then upload
+reloads() {
+	local d
+	for d in "$IFB" "$SND_IF"; do
+		bpftool -j map dump pinned "/sys/fs/bpf/htbctl/$d/runtime" |
+			jq -r '.[0].formatted.value.gen // .[0].value.gen'
+	done
+}
 # reload_cancelled STEP: a reload of both directions failing after STEP
-# leaves both as they were, and the next reload goes through
+# leaves both as they were, and the next reload goes through; a direction
+# switched back after its flip counts on (a CPU's batch of bytes is marked
+# with the count: a count reused would read it with another tree's units)
 reload_cancelled() {
-	local rc=0
+	local rc=0 g0 g1
 	load_host
 	dstate > "$tmp/before"
+	reloads > "$tmp/gen.before"
 	grep -q '1:30' "$tmp/before" || fail "port 9090 before: $(oneline "$tmp/before")"
 	HTBCTL_TEST_FAIL=$1 in_snd "$HTBCTL_TEST" reload dev "$SND_IF" config "$tmp/host3.ini" \
 		> "$tmp/out" 2>&1 || rc=$?
@@ -259,6 +271,14 @@ reload_cancelled() {
 	dstate > "$tmp/after"
 	cmp -s "$tmp/before" "$tmp/after" ||
 		fail "changed: $(diff "$tmp/before" "$tmp/after" | tr '\n' ' ' | cut -c1-400)"
+	reloads | paste - <(cat "$tmp/gen.before") | while read -r g1 g0; do
+		[ "$g1" -ge "$g0" ] && [ $(( (g1 - g0) % 2 )) = 0 ] ||
+			echo "runtime.gen $g0 -> $g1"
+	done > "$tmp/gen.bad"
+	[ ! -s "$tmp/gen.bad" ] || fail "$(oneline "$tmp/gen.bad")"
+	[ "$1" != download-flip ] && [ "$1" != upload-flip ] ||
+		[ $(( $(reloads | paste -sd+) )) -gt $(( $(paste -sd+ "$tmp/gen.before") )) ] ||
+		fail "a flip switched back without counting on: $(reloads | tr '\n' ' ')"
 	ok h reload dev "$SND_IF" config "$tmp/host3.ini"
 	[ "$(jdir upload 1:30 rate)" = 750000 ] && [ "$(dstate | tail -n 2 | tr '\n' ' ')" = "1:10 1:10 " ] ||
 		fail "the reload after: upload 1:30 $(jdir upload 1:30 rate), port 9090 $(dstate | tail -n 2 | tr '\n' ' ')"

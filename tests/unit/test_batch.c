@@ -658,3 +658,28 @@ Test(batch, leaf_fast_check_as_its_snapshot)
 	cr_expect_gt(no, 10000);
 	sim_free(&s);
 }
+
+/* A batch of bytes holds its generation where a batch of costs holds its
+ * borrow ns (htb_batch_rprod): the snapshot's borrow bucket must not take
+ * the one for the other. With the sharing loop's limit on, the leaf's
+ * borrow_at is as without the batch, whatever the reload count. */
+Test(batch, a_batch_of_bytes_takes_nothing_from_the_borrow_bucket)
+{
+	static struct sim s;
+	struct htb_one x;
+	struct htb_blimit bl = { .word = (20ull << 32) | 0x80000000u, .bbuffer = 100 * US };
+	struct htb_ready with, without;
+
+	sim_init(&s, 125000, GBIT(2), true);
+	x = (struct htb_one){ .c = &s.conf[1], .st = &s.st[1], .a = &s.batch[0][1] };
+	s.st[1].btokens = 0;
+	s.st[1].t_c = s.p.now;
+	s.p.gen = 5000;
+	htb_ready_from(&x, &bl, &s.p, &without);
+	cr_assert_eq(htb_batch_take_lin(x.c, &s.batch[0][1], &s.p, 1000, 1), 1);
+	cr_assert_eq(s.batch[0][1].lin, 1000);
+	htb_ready_from(&x, &bl, &s.p, &with);
+	cr_expect_eq(with.borrow_at, without.borrow_at, "borrow_at %llu, without the batch %llu",
+		     (unsigned long long)with.borrow_at, (unsigned long long)without.borrow_at);
+	sim_free(&s);
+}
