@@ -81,6 +81,26 @@ HTB_INLINE int htb_one_of(struct htb_env *env, __u32 idx, struct htb_one *x)
 	return 0;
 }
 
+/* A class's rate and ceil buckets diff ns after t_c, less what this CPU
+ * charged and has not applied yet, with the carries: what applying its
+ * batch would leave. */
+HTB_INLINE void htb_toks_at_now(const struct htb_one *x, __s64 diff,
+				__s64 *toks, __s64 *ctoks)
+{
+	const struct htb_class_conf *c = x->c;
+	const struct htb_class_batch *a = x->a;
+	const struct htb_class_state *st = x->st;
+
+	*toks = htb_fill(st->tokens, diff, c->buffer);
+	*ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	if (a && a->packets) {
+		__u64 rc = st->rcarry, cc = st->ccarry;
+
+		*toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
+		*ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
+	}
+}
+
 HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_blimit *bl,
 			       const struct htb_params *p,
 			       struct htb_ready *out)
@@ -93,18 +113,10 @@ HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_blimit 
 
 	diff = htb_diff(st->t_c, p->now);
 	mode = st->mode;
-	toks = htb_fill(st->tokens, diff, c->buffer);
-	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
+	htb_toks_at_now(x, diff, &toks, &ctoks);
 	btoks = htb_fill(st->btokens, diff, bl->bbuffer);
-	/* what this CPU charged and has not applied yet, with the carries:
-	 * what applying it would take */
-	if (a && a->packets) {
-		__u64 rc = st->rcarry, cc = st->ccarry;
-
-		toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
-		ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
+	if (a && a->packets)
 		btoks -= (__s64)htb_batch_bns(a);
-	}
 	out->ceil_at = htb_ready(p->now, ctoks, htb_lowater(c, mode, p->hysteresis));
 	out->rate_at = htb_ready(p->now, toks, htb_hiwater(c, mode, p->hysteresis));
 	out->borrow_at = p->now;
@@ -364,22 +376,11 @@ HTB_INLINE int htb_leaf_try_unlocked(struct htb_env *env, const struct htb_param
 HTB_INLINE int htb_leaf_lends_at(const struct htb_one *x, const struct htb_params *p,
 				 __u64 own_ts)
 {
-	const struct htb_class_conf *c = x->c;
-	const struct htb_class_batch *a = x->a;
-	const struct htb_class_state *st = x->st;
-	__s64 diff, toks, ctoks, ahead = (__s64)(own_ts - p->now);
+	__s64 toks, ctoks, ahead = (__s64)(own_ts - p->now);
 
-	if (p->hysteresis || st->last_stamp > own_ts)
+	if (p->hysteresis || x->st->last_stamp > own_ts)
 		return 0;
-	diff = htb_diff(st->t_c, p->now);
-	toks = htb_fill(st->tokens, diff, c->buffer);
-	ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
-	if (a && a->packets) {
-		__u64 rc = st->rcarry, cc = st->ccarry;
-
-		toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
-		ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
-	}
+	htb_toks_at_now(x, htb_diff(x->st->t_c, p->now), &toks, &ctoks);
 	return toks + ahead >= 0 && ctoks + ahead >= 0;
 }
 
