@@ -192,13 +192,15 @@ struct htb_class_batch {
 	__u32 lin;
 };
 
-/* A batch is applied at 32 packets or 20 us of the class's rate or ceil
+/* A batch is applied at 128 packets or 20 us of the class's rate or ceil
  * tokens, whichever comes first; a packet worth 20 us or more alone is
  * applied at once, as without batches (at 20 Mbit/s a 1500-byte frame is
  * 600 us: every scenario's class). What other CPUs cannot see of a class
  * is below that per CPU: the bound, and the measurements behind the two
- * numbers, are in docs/design.md, "Batches". */
-#define HTB_BATCH_PKTS		32
+ * numbers, are in docs/design.md, "Batches". lends and borrows count up
+ * to HTB_BATCH_PKTS in a byte. */
+#define HTB_BATCH_PKTS		128
+_Static_assert(HTB_BATCH_PKTS <= 255, "lends and borrows are bytes");
 #define HTB_BATCH_NS		20000ull
 
 /*

@@ -229,7 +229,7 @@ Test(batch, small_burst_not_batched)
 	sim_free(&s);
 }
 
-/* After every packet each CPU holds less than a batch: under 32 packets
+/* After every packet each CPU holds less than a batch: under HTB_BATCH_PKTS packets
  * and under HTB_BATCH_NS of the root's tokens (what the other CPU cannot
  * see); and with the batches every byte is counted. */
 static void pending_bound(__u32 len, __u32 expect_full)
