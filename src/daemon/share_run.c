@@ -57,9 +57,11 @@ static void share_run_report(const struct ctx *ctx, const struct share_run *r)
 {
 	if (!r->ticks)
 		return;
-	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms, "
-	       "period %.0f ms, backlogged leaves let go %llu times", (unsigned long long)r->ticks,
+	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms "
+	       "(ending %.1f s after the first tick), period %.0f ms, backlogged leaves let "
+	       "go %llu times", (unsigned long long)r->ticks,
 	       (double)r->busy_ns / (double)r->ticks / 1e3, (double)r->max_gap_ns / 1e6,
+	       r->max_gap_ns ? (double)(r->gap_end_ns - r->first_ns) / 1e9 : 0.0,
 	       (double)r->period_ns / 1e6, (unsigned long long)r->loop.let_go);
 }
 
@@ -157,8 +159,12 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	__atomic_store_n(&r->rt->share_run_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->rt->share_until_ns, now + share_lease(r->period_ns),
 			 __ATOMIC_RELEASE);
-	if (r->last_ns && now - r->last_ns > r->max_gap_ns)
+	if (!r->first_ns)
+		r->first_ns = now;
+	if (r->last_ns && now - r->last_ns > r->max_gap_ns) {
 		r->max_gap_ns = now - r->last_ns;
+		r->gap_end_ns = now;
+	}
 	r->last_ns = now;
 	r->ticks++;
 	r->busy_ns += htb_clock_ns() - t0;

@@ -28,6 +28,7 @@ struct share_run {
 	__u64 period_ns;		/* share_period of the last tick's cost */
 	__u64 ticks, busy_ns;		/* what the loop has cost */
 	__u64 last_ns, max_gap_ns;	/* the last tick; the longest time between two */
+	__u64 first_ns, gap_end_ns;	/* the first tick; the end of that longest gap */
 };
 
 void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *ifname);
