@@ -482,10 +482,9 @@ static const struct steps_conf {
 	{ "defaults", 1, 1, 0 }, { "+ lease", 1, 1, 1 },
 };
 #define NSTEPC	(int)(sizeof(steps_confs) / sizeof(steps_confs[0]))
-/* the program cut by bench_stop n (0: whole; 5, the clock, lies between 3 and 4:
- * bpf/htbctl.bpf.c), at depth 1 or 3, in the program's order */
+/* the program cut after step n (bench_stop; 0 whole), at depth 1 or 3 */
 static const struct { int stop, depth; } steps_cuts[] = {
-	{ 1, 1 }, { 2, 1 }, { 3, 1 }, { 5, 1 }, { 4, 1 }, { 0, 1 }, { 0, 3 },
+	{ 1, 1 }, { 2, 1 }, { 3, 1 }, { 4, 1 }, { 5, 1 }, { 0, 1 }, { 0, 3 },
 };
 #define NCUT	(int)(sizeof(steps_cuts) / sizeof(steps_cuts[0]))
 

@@ -206,7 +206,7 @@ const volatile bool test_clock = false;
  * Load-time switch (.rodata; the loader never sets it): the program ends
  * after step N, only for bench/bench_prog.c's table of where a packet's
  * time goes (--only steps): 1 its maps, 2 the hash and link control, 3
- * classification, 5 the clock, 4 the packet's parameters. 0, the
+ * classification, 4 the clock, 5 the packet's parameters. 0, the
  * shipped value: the verifier drops every check.
  */
 const volatile __u32 bench_stop = 0;
@@ -624,7 +624,7 @@ int htb_egress(struct __sk_buff *skb)
 	BENCH_STOP(3);
 
 	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
-	if (bench_stop == 5) {	/* the clock alone, and the stamp's write */
+	if (bench_stop == 4) {	/* the clock alone, and the stamp's write */
 		skb->tstamp = p.now;
 		return TC_ACT_OK;
 	}
@@ -643,7 +643,7 @@ int htb_egress(struct __sk_buff *skb)
 	/* a flow of the class, as fq's: a local socket's hash (sk_txhash), a
 	 * forwarded packet's own */
 	p.flow_hash = conf->flags & HTB_CONF_FLOWS ? hash : 0;
-	if (bench_stop == 4) {	/* kept: the compiler may not drop p */
+	if (bench_stop == 5) {	/* kept: the compiler may not drop p */
 		skb->tstamp = p.now + p.ect + p.flow_hash + p.share;
 		return TC_ACT_OK;
 	}

@@ -6,8 +6,9 @@
  * its own batches, sending in turn on a simulated clock. A root of 10
  * Gbit/s and two leaves of 1 Gbit/s borrowing up to it: 1500-byte packets
  * cost the root 1.2 us, so its batches fill by tokens (17 packets), 64-byte
- * ones by count (HTB_BATCH_PKTS). The root's ceil is what binds. tests/bpf/test_prog.c checks the program against
- * this model and the counters after two real CPUs.
+ * ones by count (HTB_BATCH_PKTS). The root's ceil is what binds.
+ * tests/bpf/test_prog.c checks the program against this model and the
+ * counters after two real CPUs.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -230,8 +231,9 @@ Test(batch, small_burst_not_batched)
 }
 
 /* After every packet each CPU holds less than a batch: under
- * HTB_BATCH_PKTS packets and under HTB_BATCH_NS of the root's tokens (what the other CPU cannot
- * see); and with the batches every byte is counted. */
+ * HTB_BATCH_PKTS packets and under HTB_BATCH_NS of the root's tokens
+ * (what the other CPU cannot see); and with the batches every byte is
+ * counted. */
 static void pending_bound(__u32 len, __u32 expect_full)
 {
 	static struct sim s;
