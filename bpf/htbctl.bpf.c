@@ -565,6 +565,24 @@ static __always_inline void flow_add(__u32 idx, __u32 hash,
 	bpf_map_update_elem(&flow_state, &k, &v, BPF_NOEXIST);
 }
 
+/* The departure time, with its clock said: the monotonic one. A plain
+ * store keeps the skb's tstamp_type as it was, and only a local TCP
+ * packet comes as MONO; a forwarded or UDP packet comes as 0 (realtime).
+ * fq on 7.2 reads such a stamp as realtime: below year 2000 it logs
+ * "fq: likely mono tstamp with tstamp_type 0" through net_ratelimit for
+ * every packet and repairs the type itself (docs/log.md, "fq on 7.2
+ * warns of htbctl's stamps"); a mono stamp also survives the crossing
+ * into a peer's namespace as a delivery time, as TCP's does. The helper
+ * takes only IPv4 and IPv6 (skb->protocol): another protocol keeps the
+ * plain store, which is what 6.1's fq reads either way. */
+static __always_inline void stamp_departure(struct __sk_buff *skb, __u64 t)
+{
+	if (skb->tstamp_type != BPF_SKB_TSTAMP_DELIVERY_MONO &&
+	    !bpf_skb_set_tstamp(skb, t, BPF_SKB_TSTAMP_DELIVERY_MONO))
+		return;
+	skb->tstamp = t;
+}
+
 SEC("tc")
 int htb_egress(struct __sk_buff *skb)
 {
@@ -659,7 +677,7 @@ int htb_egress(struct __sk_buff *skb)
 		verdict = HTB_SEND;
 	}
 	if (verdict == HTB_SEND) {
-		skb->tstamp = d.tstamp;
+		stamp_departure(skb, d.tstamp);
 		return TC_ACT_OK;
 	}
 	if (verdict == HTB_DROP) {

@@ -446,6 +446,13 @@ else
 		  dmesg | grep -a -A60 -m1 -E 'BUG:|WARNING:|Oops|lockup' | head -80; } >>"$run/out"
 		[ "$rc" != 0 ] || rc=1
 	fi
+	# fq (7.2) on a departure time written without its clock (tstamp_type
+	# 0): htbctl says MONO, so a line here is a stamp of ours gone wrong.
+	if dmesg | grep -a -q 'fq: likely mono tstamp'; then
+		{ echo "vm.sh: fq warned of a stamp without its clock during the run:"
+		  dmesg | grep -a -m3 'fq: likely mono tstamp'; } >>"$run/out"
+		[ "$rc" != 0 ] || rc=1
+	fi
 	echo $rc >"$run/rc"
 fi
 EOF

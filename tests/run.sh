@@ -259,7 +259,7 @@ count_run() {		# log exit_status what [quiet] -> prints the log, counts its line
 # it. A file that kills the guest itself kills the second boot too, and
 # fails.
 run_vm_files() {	# results_dir "FILE [CASE...]"...
-	local results=$1 run f name rc secs vrc boot todo left started
+	local results=$1 run f name rc secs vrc boot todo left started missing=0
 	shift
 	rm -rf "$results/batch"
 	todo=("$@")
@@ -288,8 +288,16 @@ run_vm_files() {	# results_dir "FILE [CASE...]"...
 		else
 			failed "FAIL $run: did not run (the VM ended with status $vrc before it)"
 			t_fail=$((t_fail + 1))
+			missing=1
 		fi
 	done
+	# Every file ended, and the guest still failed the run: its kernel was
+	# tainted, or fq warned of a stamp (scripts/vm.sh prints which above).
+	# vm_batch.sh itself ends 0, so this is the guest's verdict alone.
+	if [ "$vrc" != 0 ] && [ "$missing" = 0 ]; then
+		failed "FAIL tier $tier: every file ended, and the guest ended with status $vrc (its kernel's complaint is above)"
+		t_fail=$((t_fail + 1))
+	fi
 }
 
 # The VM's unshaped capacity (tests/lib/capacity.sh), once before the
