@@ -18,7 +18,8 @@ pkgs=(
 	# the crash test (strace's fault injection), the hostile-user tests (setpriv, unshare)
 	strace util-linux
 	# VM harness (a Debian kernel with sch_fq under qemu; xz and zstd unpack
-	# the kernels and modules of Debian 12 and 13)
+	# the kernels and modules of Debian 12 and 13). scripts/vm.sh runs
+	# bookworm-backports' qemu from its cache, on this qemu's libraries.
 	qemu-system-x86 cpio kmod busybox-static xz-utils zstd
 )
 

@@ -19,6 +19,15 @@
 #                       (the machine's sources and package state are not touched)
 #   VM_BACKPORTS_SERIES=7.2  the backports kernel's series (major.minor)
 #   VM_BACKPORTS_MIRROR=http://deb.debian.org/debian  where trixie-backports is
+#                       (and bookworm-backports, for VM_QEMU=backports)
+#   VM_QEMU=backports   the emulator: backports: bookworm-backports'
+#                       qemu-system-x86 (10.0.x) with its seabios, fetched into
+#                       the cache as the backports kernel is and run from there
+#                       (its libraries are those of Debian 12's qemu, which
+#                       scripts/setup.sh installs); system: the machine's
+#                       qemu-system-x86_64 (Debian 12: 7.2, whose vCPUs stop
+#                       taking interrupts for 0.1-0.35 s under a 7.2 guest's
+#                       traffic: docs/vm.md)
 #   VM_TIMEOUT=900      seconds before qemu is killed (run and shell)
 #   VM_BOOT_TIMEOUT=180 seconds for the guest to reach init (run); booted
 #                       again once when it does not
@@ -58,6 +67,7 @@ VM_CLOCK=${VM_CLOCK:-tsc}
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-180}
 VM_KERNEL=${VM_KERNEL:-stable}
 VM_BACKPORTS_SERIES=${VM_BACKPORTS_SERIES:-7.2}
+VM_QEMU=${VM_QEMU:-backports}
 
 # Loaded at boot, in this order, with their dependencies (from modules.dep).
 # The 9p stack first: without it the guest has no root. A leading '?' marks a
@@ -77,6 +87,10 @@ esac
 case $VM_KERNEL in
 stable|backports) ;;
 *) die "VM_KERNEL='$VM_KERNEL' is neither stable nor backports" ;;
+esac
+case $VM_QEMU in
+system|backports) ;;
+*) die "VM_QEMU='$VM_QEMU' is neither backports nor system" ;;
 esac
 [[ $VM_BACKPORTS_SERIES =~ ^[0-9]+\.[0-9]+$ ]] ||
 	die "VM_BACKPORTS_SERIES='$VM_BACKPORTS_SERIES' is not MAJOR.MINOR"
@@ -172,6 +186,95 @@ resolve_kernel() {
 		log "apt-cache failed; using cached $kpkg $kpkgver"
 	fi
 	kdir=$cache/${kpkg}_$kpkgver
+}
+
+# ---------------------------------------------------------------- emulator
+# VM_QEMU=backports: qemu-system-x86 of bookworm-backports with the packages
+# it needs beside the machine's libraries (-common, -data, seabios), asked
+# and downloaded through a private apt configuration ($cache/apt-qemu, as the
+# backports kernel's), unpacked into $cache/qemu_VERSION/tree and run from
+# there; the machine's qemu is not touched. Why: Debian 12's qemu 7.2 stops
+# a 7.2 guest's vCPUs for 0.1-0.35 s under traffic (docs/log.md, "Where the
+# 7.2 guest's stops are"); 10.0 did not (docs/vm.md).
+qemu_apt_opts() {
+	local d=$cache/apt-qemu
+	printf '%s\n' -o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=- \
+		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" \
+		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=- \
+		-o APT::Sandbox::User=root
+}
+qemu_ask() {	# -> "VERSION" of qemu-system-x86 in bookworm-backports, or nothing
+	local -a o
+	mapfile -t o < <(qemu_apt_opts)
+	[ -f "$cache/apt-qemu/sources.list" ] || return 0
+	apt-cache "${o[@]}" show qemu-system-x86 2>/dev/null |
+		sed -n 's/^Version: \(.*~bpo12.*\)/\1/p' | sort -V | tail -1
+}
+qemu_update() {
+	local -a o
+	mapfile -t o < <(qemu_apt_opts)
+	mkdir -p "$cache/apt-qemu/lists/partial" "$cache/apt-qemu/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_BACKPORTS_MIRROR bookworm-backports main" \
+		>"$cache/apt-qemu/sources.list"
+	apt-get "${o[@]}" update -qq >&2 || true
+}
+# A version's directory: its epoch's colon as apt spells it in file names
+# (a colon would end a path in QEMU_MODULE_DIR or -L).
+qemu_dir() { echo "$cache/qemu_${1//:/%3a}"; }
+qemu_download() {	# VERSION -> $(qemu_dir VERSION)/tree, ready
+	local v=$1 d p seabios missing
+	d=$(qemu_dir "$v")
+	local -a o
+	mapfile -t o < <(qemu_apt_opts)
+	seabios=$(apt-cache "${o[@]}" show seabios 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
+	log "fetching qemu-system-x86 $v (bookworm-backports; once, cached in ${d#$top/})"
+	rm -rf "$d"
+	mkdir -p "$d/dl"
+	if ! (cd "$d/dl" && apt-get "${o[@]}" download qemu-system-x86="$v" qemu-system-common="$v" \
+		qemu-system-data="$v" ${seabios:+seabios="$seabios"} >"$d/dl.log" 2>&1); then
+		log "apt-get download qemu-system-x86=$v failed:"
+		grep -v '^W: Download is performed unsandboxed' "$d/dl.log" | tail -5 >&2
+		rm -rf "$d"
+		return 1
+	fi
+	for p in "$d"/dl/*.deb; do
+		dpkg-deb -x "$p" "$d/tree"
+	done
+	rm -rf "$d/dl" "$d/dl.log"
+	missing=$(ldd "$d/tree/usr/bin/qemu-system-x86_64" 2>&1 | sed -n 's/^[[:space:]]*\([^ ]*\) => not found/\1/p' | tr '\n' ' ')
+	[ -z "$missing" ] ||
+		die "bookworm-backports' qemu $v needs libraries this machine lacks: $missing(scripts/setup.sh installs Debian 12's qemu-system-x86, whose libraries it uses; or VM_QEMU=system)"
+	touch "$d/ready"
+	for p in "$cache"/qemu_*/; do
+		[ "${p%/}" = "$d" ] || rm -rf "$p"
+	done
+}
+fetch_qemu() {	# -> qemu_cmd (the emulator and its firmware paths)
+	local v d
+	if [ "$VM_QEMU" = system ]; then
+		qemu_cmd=(qemu-system-x86_64)
+		return 0
+	fi
+	v=$(qemu_ask)
+	[ -n "$v" ] || { qemu_update; v=$(qemu_ask); }
+	if [ -n "$v" ] && [ ! -f "$(qemu_dir "$v")/ready" ] && ! qemu_download "$v"; then
+		qemu_update
+		v=$(qemu_ask)
+		[ -z "$v" ] || [ -f "$(qemu_dir "$v")/ready" ] || qemu_download "$v" || v=
+	fi
+	if [ -n "$v" ] && [ -f "$(qemu_dir "$v")/ready" ]; then
+		d=$(qemu_dir "$v")
+	else
+		# Offline: what is cached.
+		d=$(ls -d "$cache"/qemu_*/ready 2>/dev/null | sort -V | tail -1) || true
+		[ -n "$d" ] || die "cannot fetch qemu-system-x86 from bookworm-backports and none is cached (VM_QEMU=system runs the machine's)"
+		d=$(dirname "$d")
+		log "cannot resolve bookworm-backports' qemu; using the cached ${d##*/qemu_}"
+	fi
+	qemu_version=$("$d/tree/usr/bin/qemu-system-x86_64" --version | sed -n '1s/^QEMU emulator version //p')
+	d=$d/tree
+	qemu_cmd=(env "QEMU_MODULE_DIR=$d/usr/lib/x86_64-linux-gnu/qemu" "$d/usr/bin/qemu-system-x86_64"
+		-L "$d/usr/share/seabios" -L "$d/usr/share/qemu")
 }
 
 # The init of the initramfs. Generic: per-run details come from the kernel
@@ -398,6 +501,7 @@ fetch() {
 	kernel=$kdir/tree/boot/vmlinuz-$kver
 	[ ! -f "$kdir/vmlinux" ] || kernel=$kdir/vmlinux
 	initrd=$kdir/initramfs.cpio
+	fetch_qemu
 	exec 9>&-
 }
 
@@ -489,7 +593,7 @@ qemu_args() {	# rundir interactive
 		append+=" clocksource=hpet"
 	fi
 	append+="${VM_APPEND:+ $VM_APPEND}"
-	qargs=(qemu-system-x86_64 -machine pc -accel tcg,thread=multi -cpu "$VM_CPU"
+	qargs=("${qemu_cmd[@]}" -machine pc -accel tcg,thread=multi -cpu "$VM_CPU"
 		-smp "$VM_SMP" -m "$VM_MEM" -nographic -nodefaults -no-reboot -nic none
 		-kernel "$kernel" -initrd "$initrd" -append "$append"
 		-virtfs "local,path=/,mount_tag=hostroot,security_model=passthrough,id=hostroot,multidevs=remap")
@@ -608,6 +712,7 @@ main() {
 	fetch)
 		[ $# = 1 ] || die "usage: $0 fetch"
 		fetch
+		log "qemu: ${qemu_version:-of the system} (VM_QEMU=$VM_QEMU)"
 		log "ready: $kernel (kernel $(cat "$kdir/kver"))" ;;
 	run)
 		[ $# = 2 ] || die "usage: $0 run 'COMMAND'"

@@ -381,7 +381,8 @@ for tier in "${tiers[@]}"; do
 		else
 			# "vm.sh: ready: PATH (kernel KVER)"
 			vm_kver=$(sed -n 's/.*(kernel \(.*\))$/\1/p' <<<"$fetched" | tail -1)
-			echo "=== tier $tier runs on kernel ${vm_kver:-?} (VM_KERNEL=${VM_KERNEL:-stable})"
+			vm_qemu=$(sed -n 's/^vm.sh: qemu: //p' <<<"$fetched" | tail -1)
+			echo "=== tier $tier runs on kernel ${vm_kver:-?} (VM_KERNEL=${VM_KERNEL:-stable}), qemu ${vm_qemu:-?}"
 			# Scenarios append to one summary table, printed at the end;
 			# kernel2's results go apart from the scenarios tier's.
 			results=${RESULTS:-$OUT/results}

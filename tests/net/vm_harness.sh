@@ -25,4 +25,22 @@ test_a_bad_boot_timeout_is_refused() {
 		fail "said: $(cat "$tmp/err")"
 }
 
+test_an_unknown_emulator_is_refused() {
+	local rc=0
+	VM_QEMU=newest vm run true || rc=$?
+	[ "$rc" = 125 ] || fail "exit $rc"
+	grep -qx "vm.sh: VM_QEMU='newest' is neither backports nor system" "$tmp/err" ||
+		fail "said: $(cat "$tmp/err")"
+}
+
+# The backports emulator (the default) is the one that runs: fetch names
+# its version, not the machine's 7.2.
+test_fetch_names_the_backports_emulator() {
+	vm fetch || fail "fetch failed: $(tail -3 "$tmp/err" | tr '\n' ' ')"
+	grep -Eq '^vm.sh: qemu: [0-9]+\.[0-9.]+ \(Debian [^)]*bpo12[^)]*\) \(VM_QEMU=backports\)$' "$tmp/err" ||
+		fail "said: $(grep 'qemu' "$tmp/err" | tr '\n' ' ')"
+	VM_QEMU=system vm fetch || fail "fetch (system) failed"
+	grep -qx 'vm.sh: qemu: of the system (VM_QEMU=system)' "$tmp/err" || fail "system said: $(cat "$tmp/err")"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"
