@@ -195,7 +195,7 @@ resolve_kernel() {
 # backports kernel's), unpacked into $cache/qemu_VERSION/tree and run from
 # there; the machine's qemu is not touched. Why: Debian 12's qemu 7.2 stops
 # a 7.2 guest's vCPUs for 0.1-0.35 s under traffic (docs/log.md, "Where the
-# 7.2 guest's stops are"); 10.0 did not (docs/vm.md).
+# 7.2 guest's stops are"); under 10.0 they are rarer and shorter (docs/vm.md).
 qemu_apt_opts() {
 	local d=$cache/apt-qemu
 	printf '%s\n' -o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=- \
