@@ -53,7 +53,9 @@
 # 124 on timeout. Cache: .vm-cache/<package>_<version>/ at the repo top
 # (kernel, depmod'ed module tree, initramfs), one per kernel, so both kernels
 # can be used one after the other; .vm-cache/apt-backports/ holds the private
-# apt lists of trixie-backports. See docs/vm.md.
+# apt lists of trixie-backports, .vm-cache/apt-qemu/ those of
+# bookworm-backports, and .vm-cache/qemu_<version>/ its unpacked qemu. See
+# docs/vm.md.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
