@@ -190,6 +190,27 @@ resolve_kernel() {
 	kdir=$cache/${kpkg}_$kpkgver
 }
 
+# PKG=VERSION... downloaded with apt-get (its options: the array named
+# OPTS) into DIR/dl and unpacked into DIR/tree, which is made anew. 1 when
+# the download fails: DIR removed, apt's complaint printed.
+debs_unpacked() {	# DIR OPTS PKG=VERSION...
+	local d=$1 p
+	local -n opts=$2
+	shift 2
+	rm -rf "$d"
+	mkdir -p "$d/dl"
+	if ! (cd "$d/dl" && apt-get "${opts[@]}" download "$@" >"$d/dl.log" 2>&1); then
+		log "apt-get download $* failed:"
+		grep -v '^W: Download is performed unsandboxed' "$d/dl.log" | tail -5 >&2
+		rm -rf "$d"
+		return 1
+	fi
+	for p in "$d"/dl/*.deb; do
+		dpkg-deb -x "$p" "$d/tree"
+	done
+	rm -rf "$d/dl" "$d/dl.log"
+}
+
 # ---------------------------------------------------------------- emulator
 # VM_QEMU=backports: qemu-system-x86 of bookworm-backports with the packages
 # it needs beside the machine's libraries (-common, -data, seabios), asked
@@ -230,19 +251,8 @@ qemu_download() {	# VERSION -> $(qemu_dir VERSION)/tree, ready
 	mapfile -t o < <(qemu_apt_opts)
 	seabios=$(apt-cache "${o[@]}" show seabios 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
 	log "fetching qemu-system-x86 $v (bookworm-backports; once, cached in ${d#$top/})"
-	rm -rf "$d"
-	mkdir -p "$d/dl"
-	if ! (cd "$d/dl" && apt-get "${o[@]}" download qemu-system-x86="$v" qemu-system-common="$v" \
-		qemu-system-data="$v" ${seabios:+seabios="$seabios"} >"$d/dl.log" 2>&1); then
-		log "apt-get download qemu-system-x86=$v failed:"
-		grep -v '^W: Download is performed unsandboxed' "$d/dl.log" | tail -5 >&2
-		rm -rf "$d"
-		return 1
-	fi
-	for p in "$d"/dl/*.deb; do
-		dpkg-deb -x "$p" "$d/tree"
-	done
-	rm -rf "$d/dl" "$d/dl.log"
+	debs_unpacked "$d" o qemu-system-x86="$v" qemu-system-common="$v" \
+		qemu-system-data="$v" ${seabios:+seabios="$seabios"} || return 1
 	missing=$(ldd "$d/tree/usr/bin/qemu-system-x86_64" 2>&1 | sed -n 's/^[[:space:]]*\([^ ]*\) => not found/\1/p' | tr '\n' ' ')
 	[ -z "$missing" ] ||
 		die "bookworm-backports' qemu $v needs libraries this machine lacks: $missing(scripts/setup.sh installs Debian 12's qemu-system-x86, whose libraries it uses; or VM_QEMU=system)"
@@ -436,18 +446,7 @@ download_kernel() {	# $kpkg $kpkgver -> $kdir with tree/, vmlinux, kver, ready
 	# module from a missing one).
 	[ -z "$aptdir" ] || pkgs+=("${kpkg/#linux-binary-/linux-modules-}" "${kpkg/#linux-binary-/linux-base-}")
 	log "fetching ${pkgs[*]} $kpkgver (once; cached in ${kdir#$top/})"
-	rm -rf "$kdir"
-	mkdir -p "$kdir/dl"
-	if ! (cd "$kdir/dl" && apt-get "${apt_opts[@]}" download "${pkgs[@]/%/=$kpkgver}" >"$kdir/dl.log" 2>&1); then
-		log "apt-get download ${pkgs[*]/%/=$kpkgver} failed:"
-		grep -v '^W: Download is performed unsandboxed' "$kdir/dl.log" | tail -5 >&2
-		rm -rf "$kdir"
-		return 1
-	fi
-	for p in "$kdir"/dl/*.deb; do
-		dpkg-deb -x "$p" "$kdir/tree"
-	done
-	rm -rf "$kdir/dl" "$kdir/dl.log"
+	debs_unpacked "$kdir" apt_opts "${pkgs[@]/%/=$kpkgver}" || return 1
 	# Debian 13 ships /usr/lib/modules/KVER/{vmlinuz,config}; Debian 12's
 	# depmod and modprobe (kmod 30) look in /lib/modules, and the rest of
 	# this script in /boot: put them where Debian 12 has them.
