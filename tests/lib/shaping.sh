@@ -147,7 +147,7 @@ shape_htbctl() {	# config [daemon options]
 		# the daemon's own line, read by bash: a `show -j` takes 0.9 s in
 		# the VM, each look added a second to every htbctl step
 		txt=
-		IFS= read -r -d '' txt < "$log"
+		IFS= read -r -d '' txt < "$log" || :	# no NUL: read ends 1 at EOF (set -e callers)
 		txt=${txt##*"(start $run)"}
 		# on the device, or on the ifb of its ingress (direction =
 		# ingress: the ifb is the device htbctl shapes)
