@@ -111,6 +111,30 @@ esac
 #     touched.
 # The answer is remembered until the apt lists it came from change
 # (apt-cache takes about a second).
+# apt's options for a private configuration in DIR (its sources list, lists
+# and cache): the machine's sources and package state are not touched.
+# APT::Sandbox::User=root: apt verifies the Release signature as its
+# sandbox user _apt, which failed here on 2026-12-03 ("gpgv ... required for
+# verification, but neither seems installed": apt-key could not open
+# /dev/null as _apt, for a while a root-owned plain file on this machine);
+# downloads into the cache run unsandboxed all the same.
+private_apt_opts() {	# DIR
+	printf '%s\n' -o "Dir::Etc::sourcelist=$1/sources.list" -o Dir::Etc::sourceparts=- \
+		-o "Dir::State::Lists=$1/lists" -o "Dir::Cache=$1/cache" \
+		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=- \
+		-o APT::Sandbox::User=root
+}
+# DIR's sources list made SUITE's (main, signed by Debian's archive key),
+# and its lists fetched.
+private_apt_update() {	# DIR SUITE
+	local -a o
+	mapfile -t o < <(private_apt_opts "$1")
+	mkdir -p "$1/lists/partial" "$1/cache/archives/partial"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_BACKPORTS_MIRROR $2 main" \
+		>"$1/sources.list"
+	apt-get "${o[@]}" update -qq >&2 || true
+	touch "$1/lists"
+}
 if [ "$VM_KERNEL" = stable ]; then
 	kprefix=linux-image-
 	memo=$cache/resolved
@@ -120,15 +144,7 @@ else
 	kprefix=linux-binary-$VM_BACKPORTS_SERIES.
 	memo=$cache/resolved-backports-$VM_BACKPORTS_SERIES
 	aptdir=$cache/apt-backports
-	# APT::Sandbox::User=root: apt verifies the Release signature as its
-	# sandbox user _apt, which failed here on 2026-12-03 ("gpgv ... required
-	# for verification, but neither seems installed": apt-key could not
-	# open /dev/null as _apt, for a while a root-owned plain file on this
-	# machine); downloads into the cache run unsandboxed all the same.
-	apt_opts=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o Dir::Etc::sourceparts=-
-		-o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache"
-		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=-
-		-o APT::Sandbox::User=root)
+	mapfile -t apt_opts < <(private_apt_opts "$aptdir")
 fi
 VM_BACKPORTS_MIRROR=${VM_BACKPORTS_MIRROR:-http://deb.debian.org/debian}
 
@@ -136,11 +152,7 @@ apt_lists() { if [ -n "$aptdir" ]; then echo "$aptdir/lists"; else echo /var/lib
 apt_key() { stat -c %Y "$(apt_lists)" 2>/dev/null || echo none; }
 apt_update() {
 	if [ -n "$aptdir" ]; then
-		mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
-		echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_BACKPORTS_MIRROR trixie-backports main" \
-			>"$aptdir/sources.list"
-		apt-get "${apt_opts[@]}" update -qq >&2 || true
-		touch "$aptdir/lists"
+		private_apt_update "$aptdir" trixie-backports
 	else
 		apt-get update -qq >&2 || true
 	fi
@@ -219,27 +231,10 @@ debs_unpacked() {	# DIR OPTS PKG=VERSION...
 # there; the machine's qemu is not touched. Why: Debian 12's qemu 7.2 stops
 # a 7.2 guest's vCPUs for 0.1-0.35 s under traffic (docs/log.md, "Where the
 # 7.2 guest's stops are"); under 10.0 they are rarer and shorter (docs/vm.md).
-qemu_apt_opts() {
-	local d=$cache/apt-qemu
-	printf '%s\n' -o "Dir::Etc::sourcelist=$d/sources.list" -o Dir::Etc::sourceparts=- \
-		-o "Dir::State::Lists=$d/lists" -o "Dir::Cache=$d/cache" \
-		-o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=- \
-		-o APT::Sandbox::User=root
-}
 qemu_ask() {	# -> "VERSION" of qemu-system-x86 in bookworm-backports, or nothing
-	local -a o
-	mapfile -t o < <(qemu_apt_opts)
 	[ -f "$cache/apt-qemu/sources.list" ] || return 0
-	apt-cache "${o[@]}" show qemu-system-x86 2>/dev/null |
+	apt-cache "${qemu_apt[@]}" show qemu-system-x86 2>/dev/null |
 		sed -n 's/^Version: \(.*~bpo12.*\)/\1/p' | sort -V | tail -1
-}
-qemu_update() {
-	local -a o
-	mapfile -t o < <(qemu_apt_opts)
-	mkdir -p "$cache/apt-qemu/lists/partial" "$cache/apt-qemu/cache/archives/partial"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $VM_BACKPORTS_MIRROR bookworm-backports main" \
-		>"$cache/apt-qemu/sources.list"
-	apt-get "${o[@]}" update -qq >&2 || true
 }
 # A version's directory: its epoch's colon as apt spells it in file names
 # (a colon would end a path in QEMU_MODULE_DIR or -L).
@@ -247,11 +242,9 @@ qemu_dir() { echo "$cache/qemu_${1//:/%3a}"; }
 qemu_download() {	# VERSION -> $(qemu_dir VERSION)/tree, ready
 	local v=$1 d p seabios missing
 	d=$(qemu_dir "$v")
-	local -a o
-	mapfile -t o < <(qemu_apt_opts)
-	seabios=$(apt-cache "${o[@]}" show seabios 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
+	seabios=$(apt-cache "${qemu_apt[@]}" show seabios 2>/dev/null | sed -n 's/^Version: //p' | sort -V | tail -1)
 	log "fetching qemu-system-x86 $v (bookworm-backports; once, cached in ${d#$top/})"
-	debs_unpacked "$d" o qemu-system-x86="$v" qemu-system-common="$v" \
+	debs_unpacked "$d" qemu_apt qemu-system-x86="$v" qemu-system-common="$v" \
 		qemu-system-data="$v" ${seabios:+seabios="$seabios"} || return 1
 	missing=$(ldd "$d/tree/usr/bin/qemu-system-x86_64" 2>&1 | sed -n 's/^[[:space:]]*\([^ ]*\) => not found/\1/p' | tr '\n' ' ')
 	[ -z "$missing" ] ||
@@ -261,6 +254,7 @@ qemu_download() {	# VERSION -> $(qemu_dir VERSION)/tree, ready
 		[ "${p%/}" = "$d" ] || rm -rf "$p"
 	done
 }
+mapfile -t qemu_apt < <(private_apt_opts "$cache/apt-qemu")
 fetch_qemu() {	# -> qemu_cmd (the emulator and its firmware paths)
 	local v d
 	if [ "$VM_QEMU" = system ]; then
@@ -268,9 +262,9 @@ fetch_qemu() {	# -> qemu_cmd (the emulator and its firmware paths)
 		return 0
 	fi
 	v=$(qemu_ask)
-	[ -n "$v" ] || { qemu_update; v=$(qemu_ask); }
+	[ -n "$v" ] || { private_apt_update "$cache/apt-qemu" bookworm-backports; v=$(qemu_ask); }
 	if [ -n "$v" ] && [ ! -f "$(qemu_dir "$v")/ready" ] && ! qemu_download "$v"; then
-		qemu_update
+		private_apt_update "$cache/apt-qemu" bookworm-backports
 		v=$(qemu_ask)
 		[ -z "$v" ] || [ -f "$(qemu_dir "$v")/ready" ] || qemu_download "$v" || v=
 	fi
