@@ -643,7 +643,7 @@ int htb_egress(struct __sk_buff *skb)
 
 	p.now = test_clock && rt->test_now_ns ? rt->test_now_ns : bpf_ktime_get_ns();
 	if (bench_stop == 4) {	/* the clock alone, and the stamp's write */
-		skb->tstamp = p.now;
+		stamp_departure(skb, p.now);
 		return TC_ACT_OK;
 	}
 	p.horizon_ns = rt->horizon_ns ? rt->horizon_ns : HTB_DEFAULT_HORIZON_NS;
