@@ -2,12 +2,15 @@
 /*
  * What the sharing loop of `htbctl daemon` (src/share/share.c,
  * src/daemon/share_run.c) costs per tick at N classes, every leaf active: the
- * daemon's tick exactly (one batched read of class_state from the loaded
- * program's map, the estimates, the fluid ideal, the limits stored into an
- * mmap() of class_share), on a LibreQoS-like tree: a root, sites of 100
- * leaves each. Half the leaves are backlogged, half send 1 Mbit/s.
+ * daemon's tick exactly (the collector's copy of class_state from the loaded
+ * program's map, src/daemon/collect.c; the estimates, the fluid ideal, the
+ * limits stored into an mmap() of class_share), on a LibreQoS-like tree: a
+ * root, sites of 100 leaves each. Half the leaves are backlogged, half send
+ * 1 Mbit/s. Beside it, in the same run, the read it replaced: one batched
+ * lookup of class_state (the baseline).
  *   bench_share [--classes N[,N...]] [--ticks N]      (root)
- * Prints per N the median tick, the period the daemon runs it at
+ * Prints per N the median of each read and of the arithmetic, the tick
+ * (collector and arithmetic), the period the daemon runs it at
  * (share_period: 10 ms, stretched to three times the cost of a tick that
  * costs more than a third of that) and so the loop's share of one CPU.
  */
@@ -20,6 +23,7 @@
 
 #include "../tests/bpf/prog_util.h"
 #include "share/share.h"
+#include "daemon/collect.h"
 
 
 static int cmp_u64(const void *a, const void *b)
@@ -62,18 +66,56 @@ static void activity(struct htb_class_state *st, __u32 n, __u32 sites, __u64 now
 	}
 }
 
-static double one_size(__u32 n, int ticks)
+/* What one_size measures per tick, by index into its medians. */
+enum { C_LOOKUP, C_COLLECT, C_MATH, C_N };
+
+static double median(__u64 *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return (double)v[n / 2];
+}
+
+/* One tick: both reads (their results must agree), then the arithmetic on
+ * what the collector read; the three times into c[0..2]. */
+static void one_tick(struct fx *f, struct collect *col, struct share_loop *loop,
+		     struct htb_class_state *st, struct htb_class_seen *seen,
+		     struct htb_class_share *sh, __u64 *c)
+{
+	__u64 t0 = htb_clock_ns(), t1, t2;
+
+	if (array_read(f->state, 0, loop->hw, st, sizeof(*st), 0))
+		exit(1);
+	t1 = htb_clock_ns();
+	if (collect_run(col, loop->hw))
+		exit(1);
+	t2 = htb_clock_ns();
+	share_seen(st, loop->hw, seen);
+	if (memcmp(seen, col->seen, loop->hw * sizeof(*seen))) {
+		fprintf(stderr, "bench_share: the collector read other values than the lookup\n");
+		exit(1);
+	}
+	if (share_tick(loop, col->seen, htb_clock_ns(), sh))
+		exit(1);
+	c[C_LOOKUP] = t1 - t0;
+	c[C_COLLECT] = t2 - t1;
+	c[C_MATH] = htb_clock_ns() - t2;
+}
+
+static void one_size(__u32 n, int ticks, double med[C_N])
 {
 	__u32 sites = n / 100 ? n / 100 : 1, *slots = malloc(n * sizeof(*slots));
 	struct htb_class_conf *conf = calloc(n, sizeof(*conf));
 	struct htb_class_state *st = calloc(n, sizeof(*st));
-	__u64 *cost = calloc(ticks, sizeof(*cost));
+	struct htb_class_seen *seen = calloc(n, sizeof(*seen));
+	__u64 *c = calloc(C_N * (size_t)ticks, sizeof(*c));
 	struct share_loop loop = { 0 };
 	struct htb_class_share *sh;
+	struct collect col;
 	size_t len;
 	struct fx f;
 
-	if (!slots || !conf || !st || !cost || fx_open(&f, n)) {
+	if (!slots || !conf || !st || !seen || !c || fx_open(&f, n) ||
+	    collect_open(&col, f.state, n)) {
 		fprintf(stderr, "bench_share: setting up %u classes failed\n", n);
 		exit(1);
 	}
@@ -88,29 +130,26 @@ static double one_size(__u32 n, int ticks)
 		exit(1);
 	}
 	for (int t = 0; t < ticks; t++) {
-		__u64 now = htb_clock_ns(), t0;
-
-		activity(st, n, sites, now, t);
+		activity(st, n, sites, htb_clock_ns(), t);
 		map_update_many(f.state, slots, sizeof(*slots), st, sizeof(*st), n, 0);
-		t0 = htb_clock_ns();
-		if (array_read(f.state, 0, loop.hw, st, sizeof(*st), 0) ||
-		    share_tick(&loop, st, htb_clock_ns(), sh))
-			exit(1);
-		cost[t] = htb_clock_ns() - t0;
+		one_tick(&f, &col, &loop, st, seen, sh, &c[C_N * t]);
 	}
-	qsort(cost, ticks, sizeof(*cost), cmp_u64);
+	for (int k = 0; k < C_N; k++) {
+		__u64 v[ticks];
+
+		for (int t = 0; t < ticks; t++)
+			v[t] = c[C_N * t + k];
+		med[k] = median(v, ticks) / 1e3;
+	}
 	share_free(&loop);
+	collect_close(&col);
 	munmap(sh, len);
 	fx_close(&f);
 	free(slots);
 	free(conf);
 	free(st);
-	{
-		double med = (double)cost[ticks / 2];
-
-		free(cost);
-		return med;
-	}
+	free(seen);
+	free(c);
 }
 
 int main(int argc, char **argv)
@@ -130,15 +169,19 @@ int main(int argc, char **argv)
 	}
 	libbpf_set_print(NULL);
 	printf("\nsharing loop (htbctl daemon), one tick, every leaf active\n");
-	printf("%10s %12s %12s %10s\n", "classes", "tick (us)", "period (ms)", "CPU");
+	printf("%10s %12s %12s %8s %12s %10s %12s %8s\n", "classes", "lookup (us)",
+	       "collect (us)", "ratio", "arith. (us)", "tick (us)", "period (ms)", "CPU");
 	for (tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		__u32 n = (__u32)strtoul(tok, NULL, 0);
-		double us = one_size(n < 2 ? 2 : n, ticks) / 1e3;
-
 		struct share_loop one = { .borrowers = 1 };
-		double period = (double)share_period(&one, (__u64)(us * 1e3)) / 1e6;
+		double med[C_N], us, period;
 
-		printf("%10u %12.1f %12.0f %9.1f%%\n", n, us, period, us / 1e3 / period * 100);
+		one_size(n < 2 ? 2 : n, ticks, med);
+		us = med[C_COLLECT] + med[C_MATH];
+		period = (double)share_period(&one, (__u64)(us * 1e3)) / 1e6;
+		printf("%10u %12.1f %12.1f %7.2fx %12.1f %10.1f %12.0f %7.1f%%\n", n,
+		       med[C_LOOKUP], med[C_COLLECT], med[C_COLLECT] / med[C_LOOKUP],
+		       med[C_MATH], us, period, us / 1e3 / period * 100);
 	}
 	return 0;
 }

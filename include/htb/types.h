@@ -252,6 +252,17 @@ struct htb_class_share {
 				 * ~0: backlogged, takes all it can get */
 };
 
+/*
+ * What the sharing loop reads of a class each tick (estimate in
+ * src/share/share.c), copied from class_state by bpf/htbctl_collect.bpf.c
+ * into an array the daemon mmap()s; class_state itself, with its lock,
+ * cannot be mapped.
+ */
+struct htb_class_seen {
+	__u64 bytes;		/* class_state.bytes */
+	__u64 shaped_until;	/* class_state.shaped_until */
+};
+
 #define HTB_SHARE_ON		(1ull << 63)
 #define HTB_SHARE_MULT(w)	((__u32)(w))
 #define HTB_SHARE_SHIFT(w)	((__u8)((w) >> 32))

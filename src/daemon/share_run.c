@@ -2,7 +2,7 @@
 /*
  * The sharing loop inside `htbctl daemon` (src/share/share.h does the
  * arithmetic): every SHARE_TICK_NS it reads class_state of the tree in
- * force, computes the borrow limits and stores them into class_share
+ * force (through the collector, src/daemon/collect.h), computes the borrow limits and stores them into class_share
  * through an mmap() of it, then renews its lease in runtime, through an
  * mmap() of that. No lock is taken: the loop writes only what no other
  * writer touches (class_share; the lease and run-time fields of runtime),
@@ -79,7 +79,7 @@ void share_run_close(const struct ctx *ctx, struct share_run *r)
 	if (r->open)
 		maps_close(&r->mp);
 	free(r->conf);
-	free(r->st);
+	collect_close(&r->col);
 	share_free(&r->loop);
 	*r = (struct share_run){ .gen = ~0u, .period_ns = SHARE_TICK_NS };
 }
@@ -92,8 +92,7 @@ static int share_run_map(struct share_run *r)
 	r->rt = map_mmap(r->mp.fd[M_RUNTIME], sizeof(*r->rt), 1, &r->rt_len);
 	r->sh = map_mmap(r->mp.fd[M_SHARE], sizeof(*r->sh), r->cap, &r->sh_len);
 	r->conf = calloc(r->cap ? r->cap : 1, sizeof(*r->conf));
-	r->st = calloc(r->cap ? r->cap : 1, sizeof(*r->st));
-	return r->rt && r->sh && r->conf && r->st ? 0 : -1;
+	return r->rt && r->sh && r->conf ? 0 : -1;
 }
 
 /* Holds the maps pinned under IFACE (again, when they changed); when
@@ -103,6 +102,7 @@ void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *if
 	__u32 id = pinned_id(ifname);
 
 	__u32 failed = r->failed_id;
+	int rc;
 
 	if (id && (id == r->map_id || id == failed))
 		return;		/* held, or said once that it cannot be */
@@ -117,6 +117,15 @@ void share_run_attach(const struct ctx *ctx, struct share_run *r, const char *if
 		p_warn(ctx, "daemon: the sharing loop cannot map %s's maps (%s; pinned by "
 		       "an older htbctl? 'htbctl unload' and load make them anew); borrowing "
 		       "stays first come, first served", ifname, strerror(errno));
+		share_run_close(ctx, r);
+		r->failed_id = id;
+		return;
+	}
+	rc = collect_open(&r->col, r->mp.fd[M_STATE], r->cap);
+	if (rc) {
+		p_warn(ctx, "daemon: the sharing loop cannot load its reader of %s's "
+		       "class_state (%s; -v shows libbpf's log); borrowing stays first "
+		       "come, first served", ifname, strerror(-rc));
 		share_run_close(ctx, r);
 		r->failed_id = id;
 		return;
@@ -151,10 +160,10 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	if (!r->map_id)
 		return;
 	if (plan(r, __atomic_load_n(&r->rt->gen, __ATOMIC_ACQUIRE) & 1) ||
-	    (r->loop.hw && array_read(r->mp.fd[M_STATE], 0, r->loop.hw, r->st, sizeof(*r->st), 0)))
+	    (r->loop.hw && collect_run(&r->col, r->loop.hw)))
 		return;
 	now = htb_clock_ns();
-	if (share_tick(&r->loop, r->st, now, r->sh))
+	if (share_tick(&r->loop, r->col.seen, now, r->sh))
 		return;
 	__atomic_store_n(&r->rt->share_run_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->rt->share_until_ns, now + share_lease(r->period_ns),

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "common/common.h"
+#include "daemon/collect.h"
 #include "loader/maps.h"
 #include "share/share.h"
 
@@ -21,7 +22,7 @@ struct share_run {
 	struct htb_class_share *sh;	/* mmap()ed, cap entries */
 	size_t sh_len;
 	struct htb_class_conf *conf;	/* the generation planned */
-	struct htb_class_state *st;	/* read each tick */
+	struct collect col;		/* what it reads of each class, each tick */
 	__u32 cap, gen;			/* gen ~0: none planned */
 	struct share_loop loop;
 	__u64 next_ns;			/* the next tick (htb_clock_ns) */

@@ -125,10 +125,16 @@ void share_store(struct htb_class_share *dst, const struct htb_class_share *v)
 	__atomic_store_n(&dst->borrow_l2t, v->borrow_l2t, __ATOMIC_RELEASE);
 }
 
+void share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_seen *seen)
+{
+	for (__u32 i = 0; i < n; i++)
+		seen[i] = (struct htb_class_seen){ st[i].bytes, st[i].shaped_until };
+}
+
 /* A leaf's offered rate: all it can get while the shaper holds its packets
  * back, else what it sent, smoothed over SHARE_TAU_NS (a: the smoothing
  * weight of this tick's sample; per_ns: 1e9 / the tick's length). */
-static void estimate(struct share_loop *l, __u32 i, const struct htb_class_state *st,
+static void estimate(struct share_loop *l, __u32 i, const struct htb_class_seen *st,
 		     __u64 now, double a, double per_ns)
 {
 	struct fluid_node *f = &l->node[i];
@@ -183,7 +189,7 @@ static void put_limit(struct share_loop *l, __u32 i, struct htb_class_share *out
 		share_store(out, &v);
 }
 
-int share_tick(struct share_loop *l, const struct htb_class_state *st, __u64 now,
+int share_tick(struct share_loop *l, const struct htb_class_seen *st, __u64 now,
 	       struct htb_class_share *out)
 {
 	double a = 0, per_ns = 0;

@@ -79,11 +79,15 @@ struct share_loop {
 int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 cap);
 void share_free(struct share_loop *l);
 
-/* One tick at now: st[slot] the classes' state, out[slot] where the
+/* One tick at now: st[slot] what the loop reads of each class (bytes,
+ * shaped_until: src/daemon/collect.h gathers it), out[slot] where the
  * limits go (each entry stored so the program never sees half of one:
  * share_store). Returns 0 or -1. */
-int share_tick(struct share_loop *l, const struct htb_class_state *st, __u64 now,
+int share_tick(struct share_loop *l, const struct htb_class_seen *st, __u64 now,
 	       struct htb_class_share *out);
+
+/* What bpf/htbctl_collect.bpf.c copies, for the model: seen[i] of st[i]. */
+void share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_seen *seen);
 
 /* The period after a tick that cost cost_ns, and the lease to give. A
  * tree where no leaf can borrow has nothing to share: the loop then only

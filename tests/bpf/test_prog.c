@@ -17,6 +17,7 @@
 #include "prog_util.h"
 #include "htb/sched.h"
 #include "share/share.h"
+#include "daemon/collect.h"
 
 #define T0	PU_T0
 #define MS	PU_MS
@@ -224,6 +225,35 @@ Test(prog, borrow_limit_from_the_sharing_loop)
 		T = send_ok(1, 1500);
 	cr_expect(fabs((double)(T - T1) / (100 * 120000.0) - 1) < 0.02,
 		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+}
+
+/* The sharing loop's read (src/daemon/collect.c): what the collector
+ * copies of each slot is what class_state holds, and only the slots asked. */
+Test(prog, the_collector_copies_what_the_loop_reads)
+{
+	struct collect col;
+	__u32 i;
+
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(10), 0, 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, SEC), 0);
+	cr_assert_eq(fx_class(&F, 2, 0, MBIT(5), MBIT(10), 1500, 1500, SEC), 0);
+	for (i = 0; i < 40; i++)
+		send_ok(1 + i % 2, 1000 + i);
+	cr_assert_eq(collect_open(&col, F.state, F.cap), 0, "loading the collector");
+	cr_assert_eq(collect_run(&col, 2), 0);
+	cr_expect_gt(col.seen[1].bytes, 0);
+	cr_expect_gt(col.seen[1].shaped_until, T0, "class 1 was held back");
+	cr_expect_eq(col.seen[2].bytes, 0, "slot 2 was not asked for");
+	cr_assert_eq(collect_run(&col, F.cap + 5), 0, "more than the map holds");
+	for (i = 0; i < F.cap; i++) {
+		struct htb_class_state v;
+
+		cr_assert_eq(bpf_map_lookup_elem(F.state, &i, &v), 0);
+		cr_expect_eq(col.seen[i].bytes, v.bytes, "slot %u", i);
+		cr_expect_eq(col.seen[i].shaped_until, v.shaped_until, "slot %u", i);
+	}
+	cr_expect_gt(col.seen[0].bytes, col.seen[2].bytes, "the root counts both leaves");
+	collect_close(&col);
 }
 
 static void two_leaves(void)

@@ -41,6 +41,7 @@ struct src {
 struct sim {
 	struct htb_class_conf conf[MAXC];
 	struct htb_class_state st[MAXC];
+	struct htb_class_seen seen[MAXC];	/* what the collector copies */
 	struct htb_class_share sh[MAXC];
 	__u32 parent[MAXC];
 	__u32 n;
@@ -152,7 +153,8 @@ static void run(struct sim *s, double secs)
 	for (__u64 t = 0; t < end; t += STEP) {
 		s->p.now = T0 + t;
 		if (s->use_loop && t >= next_tick) {
-			cr_assert_eq(share_tick(&s->loop, s->st, s->p.now, s->sh), 0);
+			share_seen(s->st, s->n, s->seen);
+			cr_assert_eq(share_tick(&s->loop, s->seen, s->p.now, s->sh), 0);
 			next_tick += SHARE_TICK_NS;
 		}
 		for (__u32 i = 0; i < s->nsrc; i++)
