@@ -59,7 +59,7 @@ HTB_INLINE void htb_charge(const struct htb_class_conf *c,
 	htb_batch_add(&a, k, rate, lender);
 	if (k->blimit && !rate)
 		a.b = htb_carry_ns(k->borrow_cost, k->bshift, &st->bcarry);
-	htb_apply(c, st, now, &a, k->blimit, k->bbuffer, hyst);
+	htb_apply(c, st, now, &a, k, hyst);
 }
 
 /* Whether a class's charges may wait in a batch: not with hysteresis on

@@ -52,6 +52,12 @@ struct htb_env {
 #define HTB_CAS(p, old, v)	do { if (*(p) == (old)) *(p) = (v); } while (0)
 #endif
 
+/* A function the BPF program makes a global subprogram, verified once on
+ * its own (htb/sched.h says why); in userspace a static inline one. */
+#ifndef HTB_SUBPROG
+#define HTB_SUBPROG static inline
+#endif
+
 /* One load the compiler may neither split nor repeat. */
 #define HTB_LOAD_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
 #define HTB_MIN(a, b)	((a) < (b) ? (a) : (b))

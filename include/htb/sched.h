@@ -31,11 +31,9 @@
  * multiply into most of the verifier's 1,000,000-instruction limit; as
  * subprograms the program needs a small fraction of it (the counts, and
  * how to measure them: docs/design.md, "Program size"). In userspace
- * they are plain static inline functions: the same code.
+ * they are plain static inline functions: the same code (HTB_SUBPROG is
+ * defined in htb/env.h).
  */
-#ifndef HTB_SUBPROG
-#define HTB_SUBPROG static inline
-#endif
 
 /* One class seen unlocked at now (step 1). */
 struct htb_ready {
@@ -161,7 +159,7 @@ HTB_INLINE void htb_leaf_charge(const struct htb_class_conf *c,
 		return;
 	}
 	htb_batch_out(a, &due);
-	htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
+	htb_apply(c, st, p->now, &due, k, p->hysteresis);
 }
 
 /* The locked part of a charge made without the lock (the leaf's within
@@ -181,7 +179,7 @@ HTB_INLINE int htb_settle(struct htb_env *env, const struct htb_params *p,
 	if (take == 0 && a) {
 		htb_batch_out(a, &due);
 		HTB_LOCK(st);
-		htb_apply(c, st, p->now, &due, k->blimit, k->bbuffer, p->hysteresis);
+		htb_apply(c, st, p->now, &due, k, p->hysteresis);
 		HTB_UNLOCK(st);
 		return 0;
 	}
@@ -388,6 +386,20 @@ HTB_INLINE int htb_leaf_lends_at(const struct htb_one *x, const struct htb_param
  * into *r, and when it lends at the packet's own time the unlocked charge
  * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
  * HTB_UNSHAPED for a broken leaf). */
+/* The leaf's borrow bucket at the limit now in force, once per change of
+ * the limit (htb_btokens_at; the bucket is as of t_c). */
+HTB_INLINE void htb_leaf_rebase(const struct htb_one *x, const struct htb_blimit *bl)
+{
+	struct htb_class_state *st = x->st;
+
+	if (!bl->word || HTB_LOAD_ONCE(st->brate) == bl->rate)
+		return;
+	HTB_LOCK(st);
+	st->btokens = htb_btokens_at(st->btokens, htb_ahead(st, st->t_c), st->brate, bl->rate);
+	st->brate = bl->rate;
+	HTB_UNLOCK(st);
+}
+
 HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 			       struct htb_job *j, struct htb_ready *r)
 {
@@ -405,6 +417,7 @@ HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 		}
 	}
 	htb_blimit_of(env, p, j->idx, &bl);
+	htb_leaf_rebase(&x, &bl);
 	htb_ready_from(&x, &bl, p, r);
 	return -1;
 }

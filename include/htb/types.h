@@ -147,6 +147,10 @@ struct htb_class_state {
 	 * HTB_SPARSE_BURST ahead of now) and the packets that took it. */
 	__u64 sparse_next;
 	__u64 sparse_packets;
+	/* The borrow limit (B/s, htb_class_share.borrow_Bps) btokens is
+	 * counted at; 0: none. A new limit rescales what the bucket owes
+	 * (htb_btokens_at). */
+	__u64 brate;
 	/* Never used: the next slot's lock and tokens must not share a cache
 	 * line with this class's fields. An array map's values start 56 bytes
 	 * into a line on 6.18 (struct bpf_array's header is 312 bytes), so

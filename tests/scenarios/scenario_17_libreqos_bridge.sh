@@ -97,6 +97,13 @@ fwd_ready "$FWD_DIR/s17h.c.recv" "$FWD_DIR/s17h.u.recv" || { fail "scenario17: r
 fwd_offer u "" "${down[@]}"
 fwd_offer c "" "${up[@]}"
 fwd_stop_receivers
+# what the shaper counted per class (drops, borrowing), beside what the
+# receivers got, for a failure's reading; and how much the senders could
+# not send on time (flowgen skips credit older than 20 ms: the VM did not
+# run them), which says a short circuit was never offered its Max
+for d in "$FWD_DOWN" "$FWD_UP"; do in_snd "$HTBCTL" -j show dev "$d" interval 0 > "$RESULTS/s17h.$d.show.json" 2>&1; done
+step "senders: $(awk '$3 ~ /,6000,/ { d += $5; ds += $11 } $3 ~ /,6100,/ { u += $5; us += $11 }
+	END { printf "down skipped %.1f%% of their datagrams, up %.1f%%", 100 * ds / (d + ds + !d), 100 * us / (u + us + !u) }' "$FWD_DIR/s17h.send")"
 unshape_htbctl
 cp "$FWD_DIR"/s17h.* "$RESULTS/"
 

@@ -24,6 +24,8 @@
 #define GBIT(x)	((__u64)(x) * 1000000000 / 8)
 #define NCPU	2
 #define NPKT	200000
+/* htb_apply's costs without a borrow limit (no sharing loop) */
+static const struct htb_cost no_limit;
 
 struct sim {
 	struct htb_class_conf conf[3];
@@ -183,7 +185,7 @@ static void one_cpu(__u32 hyst)
 	}
 	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
 	/* apply what is pending, at the last packet's clock */
-	htb_apply(&a.conf[0], &a.st[0], a.p.now - 50, &a.batch[0][0], 0, 0, 0);
+	htb_apply(&a.conf[0], &a.st[0], a.p.now - 50, &a.batch[0][0], &no_limit, 0);
 	cr_expect_eq(a.st[0].t_c, b.st[0].t_c);
 	cr_expect_eq(a.st[0].tokens, b.st[0].tokens);
 	cr_expect_eq(a.st[0].ctokens, b.st[0].ctokens);
@@ -397,7 +399,7 @@ static void leaf_batched(__u64 leaf_ceil)
 		cr_expect_gt(b.st[1].borrows, 0, "no phase over the rate");
 	else
 		cr_expect_gt(b.st[1].shaped_until, 0, "no phase over the rate");
-	htb_apply(&a.conf[1], &a.st[1], a.p.now - 16 * US, &a.batch[0][1], 0, 0, 0);
+	htb_apply(&a.conf[1], &a.st[1], a.p.now - 16 * US, &a.batch[0][1], &no_limit, 0);
 	cr_expect_eq(a.st[1].tokens, b.st[1].tokens);
 	cr_expect_eq(a.st[1].ctokens, b.st[1].ctokens);
 	cr_expect_eq(a.st[1].rcarry, b.st[1].rcarry);
@@ -601,8 +603,8 @@ Test(batch, byte_sums_charge_as_costs_do)
 	cr_expect_gt(b.st[1].borrows, 0, "no phase over the rate");
 	for (int k = 0; k < 3; k++) {
 		for (int c = 0; c < NCPU; c++) {
-			htb_apply(&a.conf[k], &a.st[k], a.p.now, &a.batch[c][k], 0, 0, 0);
-			htb_apply(&b.conf[k], &b.st[k], b.p.now, &b.batch[c][k], 0, 0, 0);
+			htb_apply(&a.conf[k], &a.st[k], a.p.now, &a.batch[c][k], &no_limit, 0);
+			htb_apply(&b.conf[k], &b.st[k], b.p.now, &b.batch[c][k], &no_limit, 0);
 		}
 		cr_expect_eq(a.st[k].tokens, b.st[k].tokens, "class %d", k);
 		cr_expect_eq(a.st[k].ctokens, b.st[k].ctokens, "class %d", k);

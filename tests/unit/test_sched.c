@@ -526,6 +526,47 @@ Test(sched, borrow_limit_from_the_loop)
 		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
 }
 
+/* What the borrow bucket owes is bytes: a packet borrowed under a limit a
+ * few kbit/s above nothing owes seconds at that limit, and once the loop
+ * raises the limit the class borrows again after what that packet costs
+ * at the new one, not after those seconds (htb_btokens_at). */
+Test(sched, a_debt_under_a_small_limit_is_bytes_at_the_next)
+{
+	struct htb_class_share sh[MAXC] = { 0 };
+	struct tree t;
+	__u64 T = 0, T1;
+	int i;
+
+	tree_init(&t);
+	t.env.share = sh;
+	t.p.share = 1;
+	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
+	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+	share_set(&sh[1], 500);		/* 4 kbit/s: 3 s a packet */
+	for (i = 0; i < 4; i++)		/* the burst, then one borrowed */
+		stamp(&t, 1, 1500);
+	cr_assert_lt(t.st[1].btokens, -(__s64)SEC, "owes %.3f s", t.st[1].btokens / 1e9);
+	share_set(&sh[1], MBIT(4));
+	t.p.now += 20 * MS;
+	T1 = stamp(&t, 1, 1500);
+	for (i = 0; i < 100; i++)
+		T = stamp(&t, 1, 1500);
+	/* own 1 Mbit + borrowed 4 Mbit: 2.4 ms per packet from the first */
+	cr_expect(fabs((double)(T - T1) / (100 * 2400000.0) - 1) < 0.02,
+		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+	cr_expect_lt(T1, t.p.now + 20 * MS, "the first waited %.3f ms",
+		     (double)(T1 - t.p.now) / 1e6);
+	/* the spacing a packet bought is bytes, at any limit */
+	cr_expect_eq(htb_btokens_at(-(__s64)MS, 0, MBIT(4), MBIT(1)), -4 * (__s64)MS);
+	cr_expect_eq(htb_btokens_at(-4 * (__s64)SEC, 0, 500, MBIT(4)), -4 * (__s64)SEC / 1000);
+	cr_expect_eq(htb_btokens_at(5 * (__s64)MS, 0, 500, MBIT(4)), 5 * (__s64)MS, "credit stays");
+	cr_expect_eq(htb_btokens_at(-(__s64)MS, 0, MBIT(400), 1), 1 - (__s64)HTB_MBUFFER_NS);
+	cr_expect_eq(htb_btokens_at(-(__s64)MS, 0, MBIT(400), MBIT(1)), -400 * (__s64)MS);
+	/* what is stamped ahead of now leaves as stamped: only the rest scales */
+	cr_expect_eq(htb_btokens_at(-101 * (__s64)MS, 100 * MS, MBIT(4), MBIT(1)), -104 * (__s64)MS);
+	cr_expect_eq(htb_btokens_at(-90 * (__s64)MS, 100 * MS, MBIT(4), MBIT(1)), -90 * (__s64)MS);
+}
+
 /* shaped_until: set when the shaper delays a packet, not when the packet's
  * own stamp (TCP's pacing) is what it waits for. */
 Test(sched, shaped_until_only_for_the_shapers_delay)
