@@ -44,12 +44,7 @@ struct {
 	__type(value, struct htb_class_conf);
 } class_conf SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, struct htb_class_state);
-} class_state SEC(".maps");
+#include "class_state.h"
 
 /* The sharing loop (htbctl daemon) writes these two through mmap():
  * its lease in runtime, the borrow limits in class_share. */

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the sharing loop (htbctl daemon, src/share/collect.c) reads of every
+ * What the sharing loop (htbctl daemon, src/daemon/collect.c) reads of every
  * class each tick, gathered in the kernel: each class_state entry's bytes
  * and shaped_until copied into class_seen, an array the daemon mmap()s.
  * One BPF_PROG_RUN per tick instead of a batched lookup of class_state,
  * whose per-element copy_to_user and checks were 3/4 of the tick (1,094
  * classes: 3.1 of 4.1 ms in the emulated VM, 153 of 210 us on the host;
- * docs/log.md, "The sharing loop's read"). class_state holds a
+ * docs/log.md, "CI failed scenario 17; the
+ * sharing loop's read"). class_state holds a
  * bpf_spin_lock, so it cannot be mmap()ed itself.
  *
  * The daemon reuses the pinned class_state (bpf_map__reuse_fd) and sizes
@@ -19,13 +20,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "htb/types.h"
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 64);
-	__type(key, __u32);
-	__type(value, struct htb_class_state);
-} class_state SEC(".maps");
+#include "class_state.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
