@@ -382,10 +382,6 @@ HTB_INLINE int htb_leaf_lends_at(const struct htb_one *x, const struct htb_param
 	return toks + ahead >= 0 && ctoks + ahead >= 0;
 }
 
-/* Steps 1 and 2a for the leaf in one call, the common case: its snapshot
- * into *r, and when it lends at the packet's own time the unlocked charge
- * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
- * HTB_UNSHAPED for a broken leaf). */
 /* The leaf's borrow bucket at the limit now in force, once per change of
  * the limit (htb_btokens_at; the bucket is as of t_c). */
 HTB_INLINE void htb_leaf_rebase(const struct htb_one *x, const struct htb_blimit *bl)
@@ -400,6 +396,10 @@ HTB_INLINE void htb_leaf_rebase(const struct htb_one *x, const struct htb_blimit
 	HTB_UNLOCK(st);
 }
 
+/* Steps 1 and 2a for the leaf in one call, the common case: its snapshot
+ * into *r, and when it lends at the packet's own time the unlocked charge
+ * (HTB_SEND, j->T set). Else -1: the walk goes on from *r (or
+ * HTB_UNSHAPED for a broken leaf). */
 HTB_SUBPROG int htb_leaf_first(struct htb_env *env, const struct htb_params *p,
 			       struct htb_job *j, struct htb_ready *r)
 {

@@ -53,10 +53,10 @@ int collect_open(struct collect *c, int state_fd, __u32 cap)
 	int rc;
 
 	memset(c, 0, sizeof(*c));
-	c->cap = cap;
-	rc = collect_load(c, state_fd, cap ? cap : 1);
+	c->cap = cap ? cap : 1;		/* a map holds one entry at least */
+	rc = collect_load(c, state_fd, c->cap);
 	if (!rc)
-		rc = collect_map(c, cap ? cap : 1);
+		rc = collect_map(c, c->cap);
 	if (rc)
 		collect_close(c);
 	return rc;

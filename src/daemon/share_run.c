@@ -2,14 +2,14 @@
 /*
  * The sharing loop inside `htbctl daemon` (src/share/share.h does the
  * arithmetic): every SHARE_TICK_NS it reads class_state of the tree in
- * force (through the collector, src/daemon/collect.h), computes the borrow limits and stores them into class_share
- * through an mmap() of it, then renews its lease in runtime, through an
- * mmap() of that. No lock is taken: the loop writes only what no other
- * writer touches (class_share; the lease and run-time fields of runtime),
- * and a reload in between is seen as a new generation at the next tick,
- * which plans the tree again. The pins are opened again when they are no
- * longer the maps the loop holds (an unload and load, by the daemon or by
- * hand).
+ * force (through the collector, src/daemon/collect.h), computes the
+ * borrow limits and stores them into class_share through an mmap() of
+ * it, then renews its lease in runtime, through an mmap() of that. No
+ * lock is taken: the loop writes only what no other writer touches
+ * (class_share; the lease and run-time fields of runtime), and a reload
+ * in between is seen as a new generation at the next tick, which plans
+ * the tree again. The pins are opened again when they are no longer the
+ * maps the loop holds (an unload and load, by the daemon or by hand).
  */
 #define _GNU_SOURCE
 #include <errno.h>
