@@ -489,18 +489,38 @@ static void share_set(struct htb_class_share *sh, __u64 Bps)
 	sh->borrow_Bps = Bps;
 }
 
+/* Class 1, 1 Mbit/s with a ceil of 100 under a 100 Mbit/s root, borrowing
+ * under the loop's limits in sh (the lease running). */
+static void borrower(struct tree *t, struct htb_class_share *sh)
+{
+	tree_init(t);
+	t->env.share = sh;
+	t->p.share = 1;
+	add(t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
+	add(t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+}
+
+/* n more 1500-byte packets of class 1 after one first: ms between them. */
+static double ms_per_packet(struct tree *t, int n, __u64 *first)
+{
+	__u64 T1 = stamp(t, 1, 1500), T = T1;
+
+	for (int i = 0; i < n; i++)
+		T = stamp(t, 1, 1500);
+	if (first)
+		*first = T1;
+	return (double)(T - T1) / n / 1e6;
+}
+
 Test(sched, borrow_limit_from_the_loop)
 {
 	struct htb_class_share sh[MAXC] = { 0 };
 	struct tree t;
-	__u64 T = 0, T1;
+	__u64 T = 0;
+	double ms;
 	int i;
 
-	tree_init(&t);
-	t.env.share = sh;
-	t.p.share = 1;
-	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
-	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+	borrower(&t, sh);
 	share_set(&sh[1], MBIT(4));
 	for (i = 0; i < 1000; i++)
 		T = stamp(&t, 1, 1500);
@@ -510,20 +530,14 @@ Test(sched, borrow_limit_from_the_loop)
 
 	/* nothing to borrow: its own 1 Mbit/s, 12 ms per packet */
 	sh[1].borrow_l2t = HTB_SHARE_ON;
-	T1 = stamp(&t, 1, 1500);
-	for (i = 0; i < 100; i++)
-		T = stamp(&t, 1, 1500);
-	cr_expect(fabs((double)(T - T1) / (100 * 12000000.0) - 1) < 0.01,
-		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+	ms = ms_per_packet(&t, 100, NULL);
+	cr_expect(fabs(ms / 12 - 1) < 0.01, "%.3f ms per packet", ms);
 
 	/* the lease ran out: the parent's 100 Mbit/s, 0.12 ms per packet */
 	t.p.share = 0;
-	t.p.now = T;
-	T1 = stamp(&t, 1, 1500);
-	for (i = 0; i < 100; i++)
-		T = stamp(&t, 1, 1500);
-	cr_expect(fabs((double)(T - T1) / (100 * 120000.0) - 1) < 0.02,
-		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+	t.p.now = t.st[1].last_stamp;
+	ms = ms_per_packet(&t, 100, NULL);
+	cr_expect(fabs(ms / 0.12 - 1) < 0.02, "%.3f ms per packet", ms);
 }
 
 /* What the borrow bucket owes is bytes: a packet borrowed under a limit a
@@ -534,26 +548,18 @@ Test(sched, a_debt_under_a_small_limit_is_bytes_at_the_next)
 {
 	struct htb_class_share sh[MAXC] = { 0 };
 	struct tree t;
-	__u64 T = 0, T1;
-	int i;
+	__u64 T1;
+	double ms;
 
-	tree_init(&t);
-	t.env.share = sh;
-	t.p.share = 1;
-	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
-	add(&t, 1, 0, MBIT(1), MBIT(100), 1500, 1500, 10 * SEC);
+	borrower(&t, sh);
 	share_set(&sh[1], 500);		/* 4 kbit/s: 3 s a packet */
-	for (i = 0; i < 4; i++)		/* the burst, then one borrowed */
-		stamp(&t, 1, 1500);
+	ms_per_packet(&t, 3, NULL);	/* the burst, then one borrowed */
 	cr_assert_lt(t.st[1].btokens, -(__s64)SEC, "owes %.3f s", t.st[1].btokens / 1e9);
 	share_set(&sh[1], MBIT(4));
 	t.p.now += 20 * MS;
-	T1 = stamp(&t, 1, 1500);
-	for (i = 0; i < 100; i++)
-		T = stamp(&t, 1, 1500);
+	ms = ms_per_packet(&t, 100, &T1);
 	/* own 1 Mbit + borrowed 4 Mbit: 2.4 ms per packet from the first */
-	cr_expect(fabs((double)(T - T1) / (100 * 2400000.0) - 1) < 0.02,
-		  "%.3f ms per packet", (T - T1) / 100 / 1e6);
+	cr_expect(fabs(ms / 2.4 - 1) < 0.02, "%.3f ms per packet", ms);
 	cr_expect_lt(T1, t.p.now + 20 * MS, "the first waited %.3f ms",
 		     (double)(T1 - t.p.now) / 1e6);
 	/* the spacing a packet bought is bytes, at any limit */
