@@ -97,20 +97,6 @@ esac
 [[ $VM_BACKPORTS_SERIES =~ ^[0-9]+\.[0-9]+$ ]] ||
 	die "VM_BACKPORTS_SERIES='$VM_BACKPORTS_SERIES' is not MAJOR.MINOR"
 
-# ---------------------------------------------------------------- cache
-# Each kernel has its own cache directories ($kprefix*_VERSION) and memo.
-#   stable: the versioned package that linux-image-amd64 depends on, from
-#     the machine's own apt lists.
-#   backports: the newest linux-binary-SERIES.N+debNN-amd64 of
-#     trixie-backports (its linux-image-amd64 follows the newest series,
-#     7.3 on 2026-12-03, so it is not asked), with its -modules and -base
-#     packages (the image alone has no modules; -base has the config and
-#     modules.builtin). Asked through a private apt configuration: its own
-#     sources list, lists and cache under $cache/apt-backports, so the
-#     machine's sources and what apt would install or upgrade on it are not
-#     touched.
-# The answer is remembered until the apt lists it came from change
-# (apt-cache takes about a second).
 # apt's options for a private configuration in DIR (its sources list, lists
 # and cache): the machine's sources and package state are not touched.
 # APT::Sandbox::User=root: apt verifies the Release signature as its
@@ -135,6 +121,21 @@ private_apt_update() {	# DIR SUITE
 	apt-get "${o[@]}" update -qq >&2 || true
 	touch "$1/lists"
 }
+
+# ---------------------------------------------------------------- cache
+# Each kernel has its own cache directories ($kprefix*_VERSION) and memo.
+#   stable: the versioned package that linux-image-amd64 depends on, from
+#     the machine's own apt lists.
+#   backports: the newest linux-binary-SERIES.N+debNN-amd64 of
+#     trixie-backports (its linux-image-amd64 follows the newest series,
+#     7.3 on 2026-12-03, so it is not asked), with its -modules and -base
+#     packages (the image alone has no modules; -base has the config and
+#     modules.builtin). Asked through a private apt configuration: its own
+#     sources list, lists and cache under $cache/apt-backports, so the
+#     machine's sources and what apt would install or upgrade on it are not
+#     touched.
+# The answer is remembered until the apt lists it came from change
+# (apt-cache takes about a second).
 if [ "$VM_KERNEL" = stable ]; then
 	kprefix=linux-image-
 	memo=$cache/resolved
