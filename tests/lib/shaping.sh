@@ -333,6 +333,29 @@ each_shaper() {
 	return $rc
 }
 
+# case_record LABEL PORT: after an htbctl case, what would explain its
+# number, kept in $RESULTS/$SCENARIO.LABEL.*: the receiver's seconds, fq's
+# and htbctl's counters, the receiver's UDP counters (cumulative). Two
+# program starts, about 1.5 s in the VM. case_explain LABEL prints them
+# as one line when the case fails: CI shows its output, not $RESULTS.
+case_record() {
+	local base=$RESULTS/$SCENARIO.$1
+	cp "$RESULTS/intervals.$2" "$base.intervals" 2>/dev/null || :
+	in_snd tc -s qdisc show dev "$SND_IF" > "$base.qdisc" 2>&1 || :
+	in_snd "$HTBCTL" -j show dev "$SND_IF" interval 0 > "$base.show.json" 2>&1 || :
+	in_rcv cat /proc/net/snmp > "$base.snmp" 2>&1 || :
+}
+case_explain() {
+	local base=$RESULTS/$SCENARIO.$1
+	printf '  %s: per second (Mbit/s) %s; fq %s; htbctl %s; receiver UDP %s\n' "$1" \
+		"$(awk '{ printf "%.2f ", $2 / 1e6 }' "$base.intervals" 2>/dev/null)" \
+		"$(grep -o 'dropped [0-9]*\|flows_plimit [0-9]*\|horizon_drops [0-9]*' "$base.qdisc" 2>/dev/null |
+			awk '{ n[$1] += $2 } END { for (k in n) printf "%s %d ", k, n[k] }')" \
+		"$(jq -r '.classes[] | select(.packets > 0) | "\(.class) \(.packets) pkt dropped \(.drops) aqm \(.aqm_drops // 0)"' \
+			"$base.show.json" 2>/dev/null | tr '\n' ' ')" \
+		"$(awk '$1 == "Udp:" && n++ { print "in", $2, "rcvbuf errors", $6 }' "$base.snmp" 2>/dev/null)"
+}
+
 # plot_row LABEL EXPECTED HTBCTL HTB: one row of the scenario's $tsv
 # (plot_bars reads it).
 plot_row() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$tsv"; }

@@ -47,6 +47,7 @@ measure() {	# shaper: every case in turn, into got[SHAPER.LABEL]
 		# end shifts in or out of the measured span counts half as much
 		# (docs/vm.md, "Clock and timing under emulation").
 		read -r _ got[$1.$label] _ <<<"$(UDP_WINDOW=$win run_flows 7 "$flow")"
+		[ "$1" = htbctl ] && case_record "$label" "${flow%%:*}"
 		step "$1 $label: $(mbit "${got[$1.$label]}") Mbit/s"
 	done
 }
@@ -68,6 +69,7 @@ for c in $CASES; do
 	else
 		v=FAIL ok=0
 		fail "scenario1 $label: htbctl $(mbit $a) Mbit/s, expected $(mbit $exp) +-2%"
+		case_explain "$label"
 	fi
 	summary_row scenario1 "$label" "$(mbit $exp)" "$(mbit $a)" "$(mbit $h)" "2%" $v
 done
