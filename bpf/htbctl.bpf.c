@@ -152,6 +152,19 @@ static __always_inline struct htb_class_batch *env_batch(__u32 idx)
 	return bpf_map_lookup_elem(&class_batch, &idx);
 }
 
+/* This CPU's path carry, in its dev_stats entry; none without batches
+ * (the same preemption as theirs). */
+static __always_inline struct htb_path_carry *env_carry(void)
+{
+	struct htb_dev_stats *ds;
+	__u32 zero = 0;
+
+	if (no_batch)
+		return NULL;
+	ds = bpf_map_lookup_elem(&dev_stats, &zero);
+	return ds ? &ds->carry : NULL;
+}
+
 static __always_inline struct htb_flow *
 env_flow(__u32 idx, __u32 hash)
 {
@@ -211,6 +224,7 @@ const volatile __u32 bench_stop = 0;
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
 #define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
 #define HTB_ENV_BATCH(env, idx)	env_batch(idx)
+#define HTB_ENV_CARRY(env)	env_carry()
 #define HTB_ENV_HAS_FLOWS(env)	1
 #define HTB_ENV_FLOW(env, idx, hash)	env_flow(idx, hash)
 #define HTB_LOCK(st)		do { if (!bench_no_lock) bpf_spin_lock(&(st)->lock); } while (0)

@@ -129,6 +129,15 @@ HTB_INLINE int htb_batch_linear(const struct htb_class_conf *c,
  * two l2t products, its cost struct and the due checks of both were 8 of
  * the 20 ns two ancestors took (docs/log.md, "2026-12-03: Calls on the
  * fast path"). */
+HTB_INLINE void htb_batch_lin_start(const struct htb_class_conf *c,
+				   struct htb_class_batch *a, __u32 gen)
+{
+	a->r = (__u64)c->rate.mult << 32 | c->ceil.mult;
+	a->rshift = c->rate.shift;
+	a->cshift = c->ceil.shift;
+	a->b = gen;
+}
+
 HTB_INLINE int htb_batch_take_lin(const struct htb_class_conf *c,
 				  struct htb_class_batch *a,
 				  const struct htb_params *p, __u32 len, int lender)
@@ -138,16 +147,27 @@ HTB_INLINE int htb_batch_take_lin(const struct htb_class_conf *c,
 	if (!a->packets) {
 		if (adj >= c->batch_lin)
 			return -1;	/* due alone: charged by itself */
-		a->r = (__u64)c->rate.mult << 32 | c->ceil.mult;
-		a->rshift = c->rate.shift;
-		a->cshift = c->ceil.shift;
-		a->b = p->gen;
+		htb_batch_lin_start(c, a, p->gen);
 	}
 	a->lin += adj;
 	a->lends += !!lender;
 	a->bytes += len;
 	a->packets++;
 	return a->packets < HTB_BATCH_PKTS && a->lin < c->batch_lin;
+}
+
+/* A path carry's lump as a batch of bytes for ancestor c (linear), in
+ * c's units: what htb_carry_into applies, and what a reader of the maps
+ * folds into c (maps_read_state). */
+HTB_INLINE void htb_carry_batch(const struct htb_class_conf *c,
+				const struct htb_path_carry *lump, __u32 gen,
+				struct htb_class_batch *b)
+{
+	__builtin_memset(b, 0, sizeof(*b));
+	htb_batch_lin_start(c, b, gen);
+	b->lin = (__u32)lump->bytes + lump->packets * (__u32)c->rate.overhead;
+	b->bytes = lump->bytes;
+	b->packets = lump->packets;
 }
 
 /* A due batch moved out of the CPU's entry into *due; the entry starts

@@ -19,6 +19,8 @@
  *   HTB_ENV_SHARE(env, idx)		const struct htb_class_share * or NULL
  *   HTB_ENV_BATCH(env, idx)		this CPU's struct htb_class_batch * or
  *					NULL (no batches: every charge at once)
+ *   HTB_ENV_CARRY(env)			this CPU's struct htb_path_carry * or
+ *					NULL (ancestors charged per packet)
  *   HTB_ENV_HAS_FLOWS(env)		flow state kept (else flows count as off)
  *   HTB_ENV_FLOW(env, idx, hash)	struct htb_flow * or NULL (a new flow)
  *   HTB_LOCK(st) / HTB_UNLOCK(st)	take / release st's lock
@@ -37,12 +39,14 @@ struct htb_env {
 				 * its hashes apart) */
 	struct htb_class_batch *batch;	/* NULL: no batches; else n entries,
 					 * the batches of the CPU this env is */
+	struct htb_path_carry *carry;	/* NULL: none; else that CPU's */
 	__u32 n, nflows;
 };
 #define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
 #define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
 #define HTB_ENV_SHARE(env, idx)	((idx) < (env)->n && (env)->share ? &(env)->share[idx] : (void *)0)
 #define HTB_ENV_BATCH(env, idx)	((idx) < (env)->n && (env)->batch ? &(env)->batch[idx] : (void *)0)
+#define HTB_ENV_CARRY(env)	((env)->carry)
 #define HTB_ENV_HAS_FLOWS(env)	((env)->flows != (void *)0)
 #define HTB_ENV_FLOW(env, idx, hash) \
 	((env)->nflows ? &(env)->flows[(hash) % (env)->nflows] : (void *)0)

@@ -89,6 +89,11 @@ struct htb_class_conf {
 	__u64 target_ns;
 	__u64 interval_ns;	/* <= HTB_CODEL_INTERVAL_MAX */
 	__u64 mtu_ns;
+	/* A leaf whose ancestors may be charged through this CPU's path carry
+	 * (HTB_CONF_CARRY, struct htb_path_carry): the carry is due at this
+	 * many length-adjusted bytes, the smallest batch_lin of its ancestors. */
+	__u32 carry_due;
+	__u32 pad_carry;
 };
 
 #define HTB_CONF_VALID	(1u << 0)
@@ -96,6 +101,7 @@ struct htb_class_conf {
 #define HTB_CONF_AQM	(1u << 2)	/* CoDel on (leaves) */
 #define HTB_CONF_ECN	(1u << 3)	/* signal ECT packets with CE, not a drop */
 #define HTB_CONF_FLOWS	(1u << 4)	/* sparse flows ahead of the backlog (leaves) */
+#define HTB_CONF_CARRY	(1u << 5)	/* the leaf and its ancestors are linear (carry_due) */
 
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.
@@ -328,7 +334,21 @@ enum htb_cls { HTB_CLASSIFIERS(HTB_CLS_ENUM_) HTB_NCLS };
 enum htb_skip { HTB_CLASSIFIERS(HTB_CLS_SKIP_) };
 #undef HTB_CLS_SKIP_
 
-/* Device-wide per-CPU counters (key 0). */
+/*
+ * This CPU's charges for the ancestors of one leaf, made by its packets
+ * within its rate and not yet in the ancestors' batches (docs/design.md,
+ * "Batches", the path carry). One leaf at a time; a packet of another
+ * leaf charges its path as before.
+ */
+struct htb_path_carry {
+	__u32 leaf;		/* the leaf's slot, while packets > 0 */
+	__u32 packets;
+	__u64 bytes;
+};
+
+/* Device-wide per-CPU counters (key 0), and the CPU's path carry: every
+ * packet looks this entry up already, a map of the carry's own would be
+ * one lookup more. */
 struct htb_dev_stats {
 	__u64 unclassified_packets;
 	__u64 unclassified_bytes;
@@ -336,6 +356,7 @@ struct htb_dev_stats {
 	__u64 drops;
 	__u64 control_packets;	/* ARP and IPv6 neighbour discovery: never shaped */
 	__u64 control_bytes;
+	struct htb_path_carry carry;
 };
 
 /* The value of every classifier map: the class slot the key selects in

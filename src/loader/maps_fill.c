@@ -90,6 +90,42 @@ int htb_conf_from_params(const struct htb_class_params *p,
 	return 0;
 }
 
+/* Whether leaf c carries its ancestors' charges (struct htb_path_carry):
+ * HTB_CONF_CARRY when it and its ancestors are linear, due at the
+ * smallest batch_lin above it (anc_lin: path[1..n]'s). The tree's
+ * classes share one overhead, mpu and link layer, so a linear leaf has
+ * linear ancestors unless a rate is out of range. */
+void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n)
+{
+	__u32 due = ~0u;
+
+	c->flags &= ~HTB_CONF_CARRY;
+	c->carry_due = 0;
+	if (!(c->flags & HTB_CONF_LEAF) || !c->batch_lin || !n)
+		return;
+	for (__u32 k = 0; k < n; k++) {
+		if (!anc_lin[k])
+			return;
+		if (anc_lin[k] < due)
+			due = anc_lin[k];
+	}
+	c->flags |= HTB_CONF_CARRY;
+	c->carry_due = due;
+}
+
+/* htb_conf_carry for every leaf of conf[0..n), by slot */
+void htb_conf_carries(struct htb_class_conf *conf, __u32 n)
+{
+	for (__u32 i = 0; i < n; i++) {
+		struct htb_class_conf *c = &conf[i];
+		__u32 lin[HTB_MAX_DEPTH], k;
+
+		for (k = 1; k < c->depth && k < HTB_MAX_DEPTH; k++)
+			lin[k - 1] = c->path[k] < n ? conf[c->path[k]].batch_lin : 0;
+		htb_conf_carry(c, lin, k - 1);
+	}
+}
+
 void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,
 		    __u64 now)
 {

@@ -46,6 +46,10 @@ __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps);
  * Returns 0, or -EINVAL for rate 0 or a depth outside 1..HTB_MAX_DEPTH. */
 int htb_conf_from_params(const struct htb_class_params *p,
 			 struct htb_class_conf *c);
+/* HTB_CONF_CARRY and carry_due of leaf c from its ancestors' batch_lin
+ * (path[1..n]), and for every leaf of a conf array by slot. */
+void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n);
+void htb_conf_carries(struct htb_class_conf *conf, __u32 n);
 
 /* A new class: full buckets as of now, mode CAN_SEND, counters 0. */
 void htb_state_init(struct htb_class_state *st, const struct htb_class_conf *c,

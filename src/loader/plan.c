@@ -300,6 +300,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		}
 	}
 	free(tab);
+	htb_conf_carries(p->conf, nslots);
 	for (__u32 i = 0; i < cfg->nmatches; i++) {
 		rc = add_match(p, &cfg->matches[i], slot[cfg->matches[i].class_idx]);
 		if (rc)

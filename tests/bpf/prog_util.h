@@ -147,7 +147,7 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 		for (__u32 i = 0; i < pc.depth && p->depth < HTB_MAX_DEPTH; i++)
 			p->path[p->depth++] = pc.path[i];
 		if (pc.flags & HTB_CONF_LEAF) {
-			pc.flags &= ~HTB_CONF_LEAF;
+			pc.flags &= ~(HTB_CONF_LEAF | HTB_CONF_CARRY);
 			err = maps_put_conf(&f->maps, f->gen, f->cap, &parent, &pc, 1);
 		}
 	}
@@ -155,6 +155,17 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 	p->leaf = true;
 	if (!err)
 		err = htb_conf_from_params(p, &c);
+	if (!err) {	/* the path carry, as plan_build sets it */
+		__u32 lin[HTB_MAX_DEPTH] = { 0 };
+
+		for (__u32 k = 1; k < p->depth && !err; k++) {
+			key = f->gen * f->cap + p->path[k];
+			if (bpf_map_lookup_elem(f->conf, &key, &pc))
+				err = -errno;
+			lin[k - 1] = pc.batch_lin;
+		}
+		htb_conf_carry(&c, lin, p->depth - 1);
+	}
 	if (!err)
 		err = maps_put_conf(&f->maps, f->gen, f->cap, &idx, &c, 1);
 	if (!err)
@@ -214,25 +225,41 @@ static inline struct htb_class_batch fx_batch(struct fx *f, __u32 idx, int cpu)
 	return b;
 }
 
+/* CPU cpu's path carry (its dev_stats entry) */
+static inline struct htb_path_carry fx_carry(struct fx *f, int cpu)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_dev_stats *all = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*all)) : NULL;
+	struct htb_path_carry cy = { 0 };
+	__u32 zero = 0;
+
+	if (all && cpu < ncpu && !bpf_map_lookup_elem(f->maps.fd[M_DEVSTATS], &zero, all))
+		cy = all[cpu].carry;
+	free(all);
+	return cy;
+}
+
 static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx);
 
 /* Class idx as `htbctl show` sees it: its applied state with every CPU's
- * batch in it (maps_read_state), by the conf of the generation in force. */
+ * batch and path carry in it (maps_read_state), by the conf of the
+ * generation in force (every slot's: a carry names its leaf's). */
 static inline struct htb_class_state fx_view(struct fx *f, __u32 idx)
 {
 	struct htb_class_conf c[PU_MAXC];
 	struct htb_class_state st[PU_MAXC];
+	__u32 n = f->cap < PU_MAXC ? f->cap : PU_MAXC;
 
 	memset(st, 0, sizeof(st));
 	memset(c, 0, sizeof(c));
-	if (idx >= PU_MAXC)
+	if (idx >= n)
 		return st[0];
-	for (__u32 i = 0; i <= idx; i++) {
+	for (__u32 i = 0; i < n; i++) {
 		__u32 key = (f->runtime.gen & 1) * f->cap + i;
 
 		bpf_map_lookup_elem(f->conf, &key, &c[i]);
 	}
-	maps_read_state(&f->maps, c, idx + 1, st);
+	maps_read_state(&f->maps, c, n, st);
 	return st[idx];
 }
 

@@ -31,6 +31,7 @@ struct sim {
 	struct htb_class_conf conf[3];
 	struct htb_class_state st[3];
 	struct htb_class_batch batch[NCPU][3];
+	struct htb_path_carry carry[NCPU];
 	struct htb_env env[NCPU];
 	struct htb_params p;
 	/* what was sent, in sending order: departure and bytes */
@@ -68,10 +69,13 @@ static void sim_init_oh(struct sim *s, __u64 burst, __u64 leaf_ceil, bool batche
 	class_add(s, 0, GBIT(10), GBIT(10), burst);
 	class_add(s, 1, GBIT(1), leaf_ceil, burst);
 	class_add(s, 2, GBIT(1), leaf_ceil, burst);
+	htb_conf_carries(s->conf, 3);
 	for (int c = 0; c < NCPU; c++) {
 		s->env[c] = (struct htb_env){ .conf = s->conf, .state = s->st, .n = 3 };
-		if (batches)
+		if (batches) {
 			s->env[c].batch = s->batch[c];
+			s->env[c].carry = &s->carry[c];
+		}
 	}
 	s->t = calloc(2 * NPKT, sizeof(*s->t));
 	s->len = calloc(2 * NPKT, sizeof(*s->len));
@@ -184,8 +188,11 @@ static void one_cpu(__u32 hyst)
 		cr_expect_gt(held, 0);
 	}
 	cr_expect_eq(worst, 0, "stamps %llu ns apart", (unsigned long long)worst);
-	/* apply what is pending, at the last packet's clock */
-	htb_apply(&a.conf[0], &a.st[0], a.p.now - 50, &a.batch[0][0], &no_limit, 0);
+	/* apply what is pending, at the last packet's clock: the path carry
+	 * into the root's batch, the batch into its state */
+	a.p.now -= 50;
+	htb_carry_flush(&a.env[0], &a.p);
+	htb_apply(&a.conf[0], &a.st[0], a.p.now, &a.batch[0][0], &no_limit, 0);
 	cr_expect_eq(a.st[0].t_c, b.st[0].t_c);
 	cr_expect_eq(a.st[0].tokens, b.st[0].tokens);
 	cr_expect_eq(a.st[0].ctokens, b.st[0].ctokens);
@@ -327,6 +334,7 @@ Test(batch, rate_change_rescales_a_pending_batch)
 	const struct htb_class_batch *a = &s.batch[0][0];
 
 	sim_init(&s, 125000, GBIT(10), true);
+	s.env[0].carry = NULL;	/* the root's own batch, not the leaf's carry */
 	for (int i = 0; i < 5; i++)
 		cr_assert_eq(send1(&s, 0, 1500), HTB_SEND);
 	cr_assert_eq(a->packets, 5);
@@ -580,6 +588,7 @@ static void mixed_phases(struct sim *s, bool bytes)
 		if (!bytes)
 			s->conf[i].batch_lin = 0;
 	}
+	htb_conf_carries(s->conf, 3);	/* costs: no carry */
 	for (int ph = 0; ph < 12; ph++)
 		for (int i = 0; i < 3000; i++) {
 			for (int c = 0; c < NCPU; c++)
@@ -601,6 +610,9 @@ Test(batch, byte_sums_charge_as_costs_do)
 		cr_assert_eq(a.t[i], b.t[i], "packet %u: %llu vs %llu", i,
 			     (unsigned long long)a.t[i], (unsigned long long)b.t[i]);
 	cr_expect_gt(b.st[1].borrows, 0, "no phase over the rate");
+	cr_expect(a.conf[1].flags & HTB_CONF_CARRY);
+	for (int c = 0; c < NCPU; c++)	/* the carries into the root's batches */
+		htb_carry_flush(&a.env[c], &a.p);
 	for (int k = 0; k < 3; k++) {
 		for (int c = 0; c < NCPU; c++) {
 			htb_apply(&a.conf[k], &a.st[k], a.p.now, &a.batch[c][k], &no_limit, 0);
@@ -685,5 +697,38 @@ Test(batch, a_batch_of_bytes_takes_nothing_from_the_borrow_bucket)
 	htb_ready_from(&x, &bl, &s.p, &with);
 	cr_expect_eq(with.borrow_at, without.borrow_at, "borrow_at %llu, without the batch %llu",
 		     (unsigned long long)with.borrow_at, (unsigned long long)without.borrow_at);
+	sim_free(&s);
+}
+
+/* The path carry holds one leaf's packets at a time: on one CPU, leaf 1's
+ * packets within its rate wait in it, leaf 2's go to the root's batch as
+ * before, a due carry goes into the root's batch, and the root's state,
+ * batch and carry together count every packet. */
+Test(batch, the_path_carry_holds_one_leaf)
+{
+	static struct sim s;
+	struct htb_decision d;
+	__u32 most = 0, n1 = 0;
+
+	sim_init(&s, 1ull << 40, GBIT(10), true);
+	cr_assert(s.conf[1].flags & HTB_CONF_CARRY);
+	cr_assert_eq(s.conf[1].carry_due, s.conf[0].batch_lin);
+	for (int i = 0; i < 1000; i++) {
+		__u32 l = i % 3 ? 1 : 2;
+		struct htb_path_carry was = s.carry[0];
+
+		cr_assert_eq(htb_schedule(&s.env[0], &s.conf[l], &s.p, 1000, 0, &d), HTB_SEND);
+		/* another leaf's packet leaves a held carry as it was */
+		if (was.packets && was.leaf != l)
+			cr_assert_eq(memcmp(&was, &s.carry[0], sizeof(was)), 0, "packet %d", i);
+		n1 += l == 1;
+		most = HTB_MAX(most, s.carry[0].packets);
+		s.p.now += 12 * US;
+	}
+	cr_expect_gt(most, 1, "nothing carried");
+	cr_expect_lt(most, HTB_BATCH_PKTS);
+	cr_expect_eq(s.st[1].packets, n1, "the leaf is charged at once (1 Gbit/s, 1000 B)");
+	cr_expect_eq(s.st[0].packets + s.batch[0][0].packets + s.carry[0].packets, 1000);
+	cr_expect_eq(s.st[0].bytes + s.batch[0][0].bytes + s.carry[0].bytes, 1000 * 1000);
 	sim_free(&s);
 }
