@@ -904,8 +904,8 @@ static void table_cpus(const struct bench *bn)
 	       " packets per second against one CPU's in the same round, the median round;\n"
 	       " a round runs every case on one CPU and then on N)\n");
 	/* every packet of every round, once on one CPU and once on each */
-	printf("root counted %llu bytes of %llu sent (its state and the CPUs' batches)\n",
-	       (unsigned long long)(fx_view(&f, 0).bytes - bytes0),
+	printf("root counted %llu bytes of %llu sent (its state, the CPUs' batches and carries)\n",
+	       (unsigned long long)(fx_view(&f, 0).bytes + fx_carried(&f, 0).bytes - bytes0),
 	       (unsigned long long)ROUNDS * 2 * (1 + (__u64)ncpu) * n * 1000);
 	edt_baseline_bpf__destroy(bb.skel);
 	fx_close(&f);

@@ -127,6 +127,18 @@ env_conf(const struct htb_env *env, __u32 idx)
 	return bpf_map_lookup_elem(&class_conf, &key);
 }
 
+/* idx's conf in generation gen's half of class_conf (a reload leaves the
+ * other half as it was until the next one) */
+static __always_inline const struct htb_class_conf *
+env_conf_at(const struct htb_env *env, __u32 idx, __u32 gen)
+{
+	__u32 key = (gen & 1) * env->cap + idx;
+
+	if (idx >= env->cap)
+		return NULL;
+	return bpf_map_lookup_elem(&class_conf, &key);
+}
+
 static __always_inline struct htb_class_state *
 env_state(const struct htb_env *env, __u32 idx)
 {
@@ -221,6 +233,7 @@ const volatile __u32 bench_stop = 0;
 #define BENCH_STOP(n)	do { if (bench_stop == (n)) return TC_ACT_OK; } while (0)
 
 #define HTB_ENV_CONF(env, idx)	env_conf(env, idx)
+#define HTB_ENV_CONF_AT(env, idx, gen)	env_conf_at(env, idx, gen)
 #define HTB_ENV_STATE(env, idx)	env_state(env, idx)
 #define HTB_ENV_SHARE(env, idx)	env_share(env, idx)
 #define HTB_ENV_BATCH(env, idx)	env_batch(idx)

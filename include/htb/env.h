@@ -15,6 +15,8 @@
  * ones: plain arrays, no locks):
  *   struct htb_env			opaque per-packet environment
  *   HTB_ENV_CONF(env, idx)		const struct htb_class_conf * or NULL
+ *   HTB_ENV_CONF_AT(env, idx, gen)	the same in generation gen's tree
+ *					(htb_params.gen; the program keeps two)
  *   HTB_ENV_STATE(env, idx)		struct htb_class_state * or NULL
  *   HTB_ENV_SHARE(env, idx)		const struct htb_class_share * or NULL
  *   HTB_ENV_BATCH(env, idx)		this CPU's struct htb_class_batch * or
@@ -43,6 +45,7 @@ struct htb_env {
 	__u32 n, nflows;
 };
 #define HTB_ENV_CONF(env, idx)	((idx) < (env)->n ? &(env)->conf[idx] : (void *)0)
+#define HTB_ENV_CONF_AT(env, idx, gen)	HTB_ENV_CONF(env, idx)	/* one tree */
 #define HTB_ENV_STATE(env, idx)	((idx) < (env)->n ? &(env)->state[idx] : (void *)0)
 #define HTB_ENV_SHARE(env, idx)	((idx) < (env)->n && (env)->share ? &(env)->share[idx] : (void *)0)
 #define HTB_ENV_BATCH(env, idx)	((idx) < (env)->n && (env)->batch ? &(env)->batch[idx] : (void *)0)

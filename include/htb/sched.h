@@ -294,9 +294,10 @@ HTB_SUBPROG int htb_path_charge(struct htb_env *env, const struct htb_params *p,
  * of the 73-78 ns of a depth-3 leaf within its rate, bench --only steps).
  */
 
-/* One ancestor's share of the carry lump: into this CPU's batch of it
- * when that sums bytes, applied at once otherwise (a batch of costs, no
- * batches, or a class a reload made non-linear: then as one packet). */
+/* One ancestor's share of the carry lump, priced by the conf of the tree
+ * its packets were sent in: into this CPU's batch of the class when that
+ * sums bytes of the same tree, else applied at once (a batch of costs,
+ * hysteresis switched on, a reload since). */
 HTB_SUBPROG int htb_carry_into(struct htb_env *env, const struct htb_params *p,
 			       __u32 idx, const struct htb_path_carry *lump)
 {
@@ -308,13 +309,13 @@ HTB_SUBPROG int htb_carry_into(struct htb_env *env, const struct htb_params *p,
 
 	if (!env || !p || !lump)
 		return -1;
-	c = HTB_ENV_CONF(env, idx);
+	c = HTB_ENV_CONF_AT(env, idx, lump->gen);
 	st = HTB_ENV_STATE(env, idx);
 	a = HTB_ENV_BATCH(env, idx);
 	if (!c || !st)
 		return -1;
-	htb_carry_batch(c, lump, p->gen, &due);
-	if (c->batch_lin && a && htb_batch_linear(c, a, p)) {
+	htb_carry_batch(c, lump, lump->gen, &due);
+	if (lump->gen == p->gen && a && htb_batch_linear(c, a, p)) {
 		if (!a->packets)
 			htb_batch_lin_start(c, a, p->gen);
 		a->lin += due.lin;
@@ -325,21 +326,18 @@ HTB_SUBPROG int htb_carry_into(struct htb_env *env, const struct htb_params *p,
 		htb_batch_out(a, &due);
 	}
 	htb_blimit_of(env, p, idx, &bl);
-	htb_cost_of(c, &bl, c->batch_lin ? 0 : (__u32)lump->bytes, &k);
+	htb_cost_of(c, &bl, 0, &k);
 	HTB_LOCK(st);
-	if (c->batch_lin)
-		htb_apply(c, st, p->now, &due, &k, p->hysteresis);
-	else
-		htb_charge(c, st, p->now, &k, 1, 0, p->hysteresis);
+	htb_apply(c, st, p->now, &due, &k, p->hysteresis);
 	HTB_UNLOCK(st);
 	return 0;
 }
 
 /* This CPU's carry into its leaf's ancestors, the carry left empty: when
- * it is due, and before a walk reads the ancestors (so one CPU decides on
- * exactly what it charged, as with batches alone). The path is the leaf's
- * in the tree now in force: a reload between a carried packet and the
- * flush charges the new path, at most carry_due bytes. */
+ * it is due, before a walk reads the ancestors (so one CPU decides on
+ * exactly what it charged, as with batches alone), and at this CPU's
+ * first packet after a reload (the path and prices are those of the
+ * carried packets' tree, still whole until the next reload). */
 HTB_SUBPROG int htb_carry_flush(struct htb_env *env, const struct htb_params *p)
 {
 	struct htb_path_carry *cy, lump;
@@ -354,7 +352,7 @@ HTB_SUBPROG int htb_carry_flush(struct htb_env *env, const struct htb_params *p)
 	lump = *cy;
 	cy->packets = 0;
 	cy->bytes = 0;
-	leaf = HTB_ENV_CONF(env, lump.leaf);
+	leaf = HTB_ENV_CONF_AT(env, lump.leaf, lump.gen);
 	if (!leaf)
 		return -1;
 	depth = leaf->depth;
@@ -380,9 +378,16 @@ HTB_INLINE int htb_carry_add(struct htb_env *env, const struct htb_params *p,
 	if (!(leaf->flags & HTB_CONF_CARRY) || p->hysteresis)
 		return 0;
 	cy = HTB_ENV_CARRY(env);
-	if (!cy || (cy->packets && cy->leaf != j->idx))
+	if (!cy)
+		return 0;
+	if (cy->packets && cy->gen != p->gen) {
+		j->flags |= HTB_JOB_CARRY_DUE;	/* a reload since: flushed now */
+		return 0;
+	}
+	if (cy->packets && cy->leaf != j->idx)
 		return 0;
 	cy->leaf = j->idx;
+	cy->gen = p->gen;
 	cy->bytes += j->len;
 	cy->packets++;
 	if (cy->packets >= HTB_BATCH_PKTS ||

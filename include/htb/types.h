@@ -344,6 +344,8 @@ struct htb_path_carry {
 	__u32 leaf;		/* the leaf's slot, while packets > 0 */
 	__u32 packets;
 	__u64 bytes;
+	__u32 gen;		/* htb_params.gen of its packets: their tree's conf */
+	__u32 pad;
 };
 
 /* Device-wide per-CPU counters (key 0), and the CPU's path carry: every

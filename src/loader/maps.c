@@ -133,6 +133,8 @@ static size_t pinned_value_size(int i)
 		return sizeof(struct htb_class_state);
 	if (i == M_BATCH)
 		return sizeof(struct htb_class_batch);
+	if (i == M_DEVSTATS)	/* it holds the path carry since issue 26 */
+		return sizeof(struct htb_dev_stats);
 	return 0;
 }
 
@@ -416,42 +418,6 @@ static void fold_batch(const struct htb_class_conf *c, struct htb_class_state *s
 	st->borrows += a->borrows;
 }
 
-/* Every CPU's path carry (its dev_stats entry) in the ancestors of its
- * leaf, as its flush would apply it. Read after the states: a carry
- * flushed in between is counted twice until the next read (at most
- * carry_due bytes a CPU). */
-static int fold_carries(const struct maps *m, const struct htb_class_conf *conf,
-			__u32 n, struct htb_class_state *st, int ncpu)
-{
-	struct htb_dev_stats *v = calloc((size_t)ncpu, sizeof(*v));
-	__u32 key = 0;
-	int rc = 0;
-
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->fd[M_DEVSTATS], &key, v))
-		rc = -errno;
-	for (int k = 0; k < ncpu && !rc; k++) {
-		const struct htb_path_carry *cy = &v[k].carry;
-		const struct htb_class_conf *leaf;
-
-		if (!cy->packets || cy->leaf >= n)
-			continue;
-		leaf = &conf[cy->leaf];
-		for (__u32 d = 1; d < leaf->depth && d < HTB_MAX_DEPTH; d++) {
-			__u32 a = leaf->path[d];
-			struct htb_class_batch b;
-
-			if (a >= n || !conf[a].batch_lin)
-				break;
-			htb_carry_batch(&conf[a], cy, 0, &b);
-			fold_batch(&conf[a], &st[a], &b);
-		}
-	}
-	free(v);
-	return rc;
-}
-
 /* Whether CPU k's batch of a class was applied between two reads. */
 static bool applied_between(const struct htb_class_batch *b1,
 			    const struct htb_class_batch *b2, int ncpu)
@@ -523,7 +489,7 @@ int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 		rc = -ENOMEM;
 	free(b1);
 	free(b2);
-	return rc ? rc : fold_carries(m, conf, n, st, ncpu);
+	return rc;
 }
 
 int maps_put_tree(const struct maps *m, __u32 gen, const struct htb_tree_conf *t)

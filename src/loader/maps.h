@@ -92,7 +92,10 @@ int maps_clear_batches(const struct maps *m, const __u32 *slots, __u32 n);
 /* class_state of slots 0..n-1 as the classes stand: each inner class's
  * applied state with every CPU's batch added (counters) and taken off its
  * buckets (struct htb_class_batch); conf: the slots' conf, the active
- * generation's. */
+ * generation's. A CPU's path carry (struct htb_path_carry) is left out:
+ * an inner class's counters are behind by at most a carry per CPU, and
+ * never go back, as they would when a carry that reached its batch
+ * between the reads were counted twice or not at all. */
 int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 		    __u32 n, struct htb_class_state *st);
 int maps_put_tree(const struct maps *m, __u32 gen, const struct htb_tree_conf *t);

@@ -91,8 +91,9 @@ int htb_conf_from_params(const struct htb_class_params *p,
 }
 
 /* Whether leaf c carries its ancestors' charges (struct htb_path_carry):
- * HTB_CONF_CARRY when it and its ancestors are linear, due at the
- * smallest batch_lin above it (anc_lin: path[1..n]'s). The tree's
+ * HTB_CONF_CARRY when it and its ancestors are linear and batch, due at
+ * the smallest batch_lin above it (anc_lin: path[1..n]'s, from
+ * htb_conf_carry_lin). The tree's
  * classes share one overhead, mpu and link layer, so a linear leaf has
  * linear ancestors unless a rate is out of range. */
 void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n)
@@ -113,6 +114,16 @@ void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n)
 	c->carry_due = due;
 }
 
+/* What an ancestor a takes from a carry, for htb_conf_carry: its
+ * batch_lin, or 0 when its charges may not wait in a batch (a burst or
+ * cburst under a batch: htb_batchable), since a carry is a batch too. */
+__u32 htb_conf_carry_lin(const struct htb_class_conf *a)
+{
+	if (a->buffer < (__s64)HTB_BATCH_NS || a->cbuffer < (__s64)HTB_BATCH_NS)
+		return 0;
+	return a->batch_lin;
+}
+
 /* htb_conf_carry for every leaf of conf[0..n), by slot */
 void htb_conf_carries(struct htb_class_conf *conf, __u32 n)
 {
@@ -121,7 +132,7 @@ void htb_conf_carries(struct htb_class_conf *conf, __u32 n)
 		__u32 lin[HTB_MAX_DEPTH], k;
 
 		for (k = 1; k < c->depth && k < HTB_MAX_DEPTH; k++)
-			lin[k - 1] = c->path[k] < n ? conf[c->path[k]].batch_lin : 0;
+			lin[k - 1] = c->path[k] < n ? htb_conf_carry_lin(&conf[c->path[k]]) : 0;
 		htb_conf_carry(c, lin, k - 1);
 	}
 }

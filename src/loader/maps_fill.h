@@ -48,6 +48,7 @@ int htb_conf_from_params(const struct htb_class_params *p,
 			 struct htb_class_conf *c);
 /* HTB_CONF_CARRY and carry_due of leaf c from its ancestors' batch_lin
  * (path[1..n]), and for every leaf of a conf array by slot. */
+__u32 htb_conf_carry_lin(const struct htb_class_conf *a);
 void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n);
 void htb_conf_carries(struct htb_class_conf *conf, __u32 n);
 

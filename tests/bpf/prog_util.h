@@ -162,7 +162,7 @@ static inline int fx_class_p(struct fx *f, __u32 idx, __u32 parent,
 			key = f->gen * f->cap + p->path[k];
 			if (bpf_map_lookup_elem(f->conf, &key, &pc))
 				err = -errno;
-			lin[k - 1] = pc.batch_lin;
+			lin[k - 1] = htb_conf_carry_lin(&pc);
 		}
 		htb_conf_carry(&c, lin, p->depth - 1);
 	}
@@ -241,9 +241,32 @@ static inline struct htb_path_carry fx_carry(struct fx *f, int cpu)
 
 static inline struct htb_class_conf fx_conf(struct fx *f, __u32 idx);
 
+/* What every CPU's path carry holds for ancestor idx (bytes, packets):
+ * charged, in no state or batch yet, and left out of fx_view as of show. */
+static inline struct htb_path_carry fx_carried(struct fx *f, __u32 idx)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct htb_path_carry sum = { 0 };
+
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct htb_path_carry cy = fx_carry(f, cpu);
+		struct htb_class_conf leaf;
+
+		if (!cy.packets)
+			continue;
+		leaf = fx_conf(f, cy.leaf);
+		for (__u32 k = 1; k < leaf.depth && k < HTB_MAX_DEPTH; k++)
+			if (leaf.path[k] == idx) {
+				sum.bytes += cy.bytes;
+				sum.packets += cy.packets;
+			}
+	}
+	return sum;
+}
+
 /* Class idx as `htbctl show` sees it: its applied state with every CPU's
- * batch and path carry in it (maps_read_state), by the conf of the
- * generation in force (every slot's: a carry names its leaf's). */
+ * batch in it (maps_read_state; not the path carries), by the conf of
+ * the generation in force. */
 static inline struct htb_class_state fx_view(struct fx *f, __u32 idx)
 {
 	struct htb_class_conf c[PU_MAXC];
@@ -571,7 +594,8 @@ static inline double pu_bucket_error(__s64 tok0, __s64 tokf, __u64 t0, __u64 tf,
 
 struct pu_2cpu {
 	struct htb_class_state s0[4], sf[4];	/* applied state, before and after */
-	struct htb_class_state vf[4];	/* after, with every CPU's batch (fx_view) */
+	struct htb_class_state vf[4];	/* after, with every CPU's batch (fx_view)
+					 * and, for the parent and root, carry */
 	__u32 pending_max;		/* most packets in one CPU's batch */
 	struct htb_class_conf c[4];
 	long n;			/* packets per CPU */
@@ -656,7 +680,11 @@ static inline int pu_two_cpus_on(struct fx *f, long n, int one_leaf, struct pu_2
 			r->worst_ns = e2;
 	}
 	for (__u32 i = 0; i < 4; i++) {
+		struct htb_path_carry cy = fx_carried(f, i);
+
 		r->vf[i] = fx_view(f, i);
+		r->vf[i].bytes += cy.bytes;
+		r->vf[i].packets += cy.packets;
 		for (int cpu = 0; cpu < 2; cpu++) {
 			__u32 q = fx_batch(f, i, cpu).packets;
 

@@ -962,6 +962,47 @@ Test(prog, generation_flip)
 	cr_expect_eq(send_ok(0, 1500), T0 + 3600000 + 120000);
 }
 
+/* A reload prices the path carry by the tree its packets were sent in
+ * (htb_carry_into): the leaf's packets within its rate wait in CPU 0's
+ * carry; after a flip to a tree whose root is 1000 times slower, the next
+ * packet (charged through the new tree) flushes them into the root at the
+ * old tree's price: 5 x 1000 bytes at 10 Gbit/s, 4 us, not 4 ms. */
+Test(prog, a_reload_prices_the_carry_by_its_own_tree)
+{
+	struct htb_class_params rp = { .rate_Bps = MBIT(10), .burst = 1000000,
+				       .cburst = 1000000, .limit_ns = SEC, .depth = 1 };
+	struct htb_class_conf c[2];
+	struct htb_class_state before;
+	__u32 lin, idx[2] = { 0, 1 };
+	__s64 took;
+
+	cr_assert_eq(pu_pin(0), 0);
+	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, GBIT(10), 0, 1000000, 1000000, SEC), 0);
+	cr_assert_eq(fx_class(&F, 1, 0, GBIT(1), 0, 1000000, 1000000, SEC), 0);
+	cr_assert(fx_conf(&F, 1).flags & HTB_CONF_CARRY);
+	for (int i = 0; i < 5; i++)
+		send_ok(1, 1000);
+	cr_assert_eq(fx_carry(&F, 0).packets, 5, "the packets wait in the carry");
+	/* generation 1: the root at 10 Mbit/s, the leaf as it was */
+	rp.path[0] = 0;
+	rp.classid = fx_conf(&F, 0).classid;
+	cr_assert_eq(htb_conf_from_params(&rp, &c[0]), 0);
+	c[1] = fx_conf(&F, 1);
+	lin = htb_conf_carry_lin(&c[0]);
+	htb_conf_carry(&c[1], &lin, 1);
+	cr_assert_eq(maps_put_conf(&F.maps, 1, F.cap, idx, c, 2), 0);
+	F.runtime.gen = 1;
+	cr_assert_eq(fx_set_runtime(&F), 0);
+	before = fx_state(&F, 0);
+	send_ok(1, 1000);	/* at the same clock: no refill */
+	took = before.ctokens - fx_state(&F, 0).ctokens;
+	cr_expect_eq(fx_carry(&F, 0).packets, 0, "the carry flushed");
+	/* the new packet at 10 Mbit/s (800 us) and the carried 5,000 bytes
+	 * at 10 Gbit/s (4 us) */
+	cr_expect(took >= 804000 - 2 && took <= 804000 + 2, "took %lld ns", (long long)took);
+	cr_expect_eq(fx_state(&F, 0).packets, 6);
+}
+
 /* ---- concurrency ---- */
 
 /* Two CPUs, 1,000,003 packets each on sibling leaves: the shared parent

@@ -224,12 +224,14 @@ Test(batch, hysteresis_on_not_batched)
 }
 
 /* A class whose burst is under a batch is not batched (its cap would be
- * applied a batch late). */
+ * applied a batch late), nor carried. */
 Test(batch, small_burst_not_batched)
 {
 	static struct sim s;
 
 	sim_init(&s, 12000, GBIT(10), true);	/* 9.6 us at 10 Gbit/s */
+	/* nor carried for it: a carry is a batch (htb_conf_carry_lin) */
+	cr_assert(!(s.conf[1].flags & HTB_CONF_CARRY));
 	for (int i = 0; i < 1000; i++) {
 		cr_assert_eq(send1(&s, 0, 64), HTB_SEND);
 		cr_assert_eq(s.batch[0][0].packets, 0, "packet %d batched", i);
