@@ -117,16 +117,6 @@ struct htb_env {
 	__u32 cap;
 };
 
-static __always_inline const struct htb_class_conf *
-env_conf(const struct htb_env *env, __u32 idx)
-{
-	__u32 key = env->gen * env->cap + idx;
-
-	if (idx >= env->cap)
-		return NULL;
-	return bpf_map_lookup_elem(&class_conf, &key);
-}
-
 /* idx's conf in generation gen's half of class_conf (a reload leaves the
  * other half as it was until the next one) */
 static __always_inline const struct htb_class_conf *
@@ -137,6 +127,13 @@ env_conf_at(const struct htb_env *env, __u32 idx, __u32 gen)
 	if (idx >= env->cap)
 		return NULL;
 	return bpf_map_lookup_elem(&class_conf, &key);
+}
+
+/* idx's conf in the tree this packet uses */
+static __always_inline const struct htb_class_conf *
+env_conf(const struct htb_env *env, __u32 idx)
+{
+	return env_conf_at(env, idx, env->gen);
 }
 
 static __always_inline struct htb_class_state *

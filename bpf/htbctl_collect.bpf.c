@@ -6,9 +6,8 @@
  * One BPF_PROG_RUN per tick instead of a batched lookup of class_state,
  * whose per-element copy_to_user and checks were 3/4 of the tick (1,094
  * classes: 3.1 of 4.1 ms in the emulated VM, 153 of 210 us on the host;
- * docs/log.md, "CI failed scenario 17; the
- * sharing loop's read"). class_state holds a
- * bpf_spin_lock, so it cannot be mmap()ed itself.
+ * docs/log.md, "CI failed scenario 17; the sharing loop's read").
+ * class_state holds a bpf_spin_lock, so it cannot be mmap()ed itself.
  *
  * The daemon reuses the pinned class_state (bpf_map__reuse_fd) and sizes
  * class_seen before load; the fields are read without the class's lock,

@@ -138,27 +138,34 @@ HTB_INLINE void htb_batch_lin_start(const struct htb_class_conf *c,
 	a->b = gen;
 }
 
+/* packets packets of bytes bytes, lin length-adjusted, into a's byte sum
+ * (of generation gen); 1 while the batch keeps waiting, 0 once due */
+HTB_INLINE int htb_batch_add_lin(const struct htb_class_conf *c,
+				 struct htb_class_batch *a, __u32 gen, __u32 lin,
+				 __u64 bytes, __u32 packets)
+{
+	if (!a->packets)
+		htb_batch_lin_start(c, a, gen);
+	a->lin += lin;
+	a->bytes += bytes;
+	a->packets += packets;
+	return a->packets < HTB_BATCH_PKTS && a->lin < c->batch_lin;
+}
+
 HTB_INLINE int htb_batch_take_lin(const struct htb_class_conf *c,
 				  struct htb_class_batch *a,
 				  const struct htb_params *p, __u32 len, int lender)
 {
 	__u32 adj = len + (__u32)c->rate.overhead;
 
-	if (!a->packets) {
-		if (adj >= c->batch_lin)
-			return -1;	/* due alone: charged by itself */
-		htb_batch_lin_start(c, a, p->gen);
-	}
-	a->lin += adj;
+	if (!a->packets && adj >= c->batch_lin)
+		return -1;	/* due alone: charged by itself */
 	a->lends += !!lender;
-	a->bytes += len;
-	a->packets++;
-	return a->packets < HTB_BATCH_PKTS && a->lin < c->batch_lin;
+	return htb_batch_add_lin(c, a, p->gen, adj, len, 1);
 }
 
 /* A path carry's lump as a batch of bytes for ancestor c (linear), in
- * c's units: what htb_carry_into applies, and what a reader of the maps
- * folds into c (maps_read_state). */
+ * c's units: what htb_carry_into adds to c's batch or applies. */
 HTB_INLINE void htb_carry_batch(const struct htb_class_conf *c,
 				const struct htb_path_carry *lump, __u32 gen,
 				struct htb_class_batch *b)

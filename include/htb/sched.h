@@ -316,12 +316,7 @@ HTB_SUBPROG int htb_carry_into(struct htb_env *env, const struct htb_params *p,
 		return -1;
 	htb_carry_batch(c, lump, lump->gen, &due);
 	if (lump->gen == p->gen && a && htb_batch_linear(c, a, p)) {
-		if (!a->packets)
-			htb_batch_lin_start(c, a, p->gen);
-		a->lin += due.lin;
-		a->bytes += due.bytes;
-		a->packets += due.packets;
-		if (a->packets < HTB_BATCH_PKTS && a->lin < c->batch_lin)
+		if (htb_batch_add_lin(c, a, p->gen, due.lin, due.bytes, due.packets))
 			return 0;
 		htb_batch_out(a, &due);
 	}

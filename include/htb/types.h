@@ -101,7 +101,7 @@ struct htb_class_conf {
 #define HTB_CONF_AQM	(1u << 2)	/* CoDel on (leaves) */
 #define HTB_CONF_ECN	(1u << 3)	/* signal ECT packets with CE, not a drop */
 #define HTB_CONF_FLOWS	(1u << 4)	/* sparse flows ahead of the backlog (leaves) */
-#define HTB_CONF_CARRY	(1u << 5)	/* the leaf and its ancestors are linear (carry_due) */
+#define HTB_CONF_CARRY	(1u << 5)	/* the leaf's path is linear and batches (carry_due) */
 
 /*
  * Live token state of one class (HTB's struct htb_class fields), in ns.

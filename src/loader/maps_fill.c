@@ -91,11 +91,11 @@ int htb_conf_from_params(const struct htb_class_params *p,
 }
 
 /* Whether leaf c carries its ancestors' charges (struct htb_path_carry):
- * HTB_CONF_CARRY when it and its ancestors are linear and batch, due at
- * the smallest batch_lin above it (anc_lin: path[1..n]'s, from
- * htb_conf_carry_lin). The tree's
- * classes share one overhead, mpu and link layer, so a linear leaf has
- * linear ancestors unless a rate is out of range. */
+ * HTB_CONF_CARRY when it and its ancestors are linear and they batch, due
+ * at the smallest batch_lin above it (anc_lin: path[1..n]'s, from
+ * htb_conf_carry_lin). The tree's classes share one overhead, mpu and
+ * link layer, so a linear leaf has linear ancestors unless a rate is out
+ * of range. */
 void htb_conf_carry(struct htb_class_conf *c, const __u32 *anc_lin, __u32 n)
 {
 	__u32 due = ~0u;

@@ -37,7 +37,7 @@ static int read_dev_stats(int fd, struct htb_dev_stats *sum)
 	memset(sum, 0, sizeof(*sum));
 	if (ncpu <= 0)
 		return ncpu;
-	v = calloc(ncpu, sizeof(*v));	/* 64 bytes: already 8-aligned */
+	v = calloc(ncpu, sizeof(*v));	/* 72 bytes: already 8-aligned */
 	if (!v)
 		return -ENOMEM;
 	if (bpf_map_lookup_elem(fd, &key, v)) {
