@@ -27,8 +27,9 @@
  *   "borrow": every class below the top has a tiny rate, so the packet
  *   borrows from the top (the snapshot reads every class too).
  * - Only the priority classifier is in use (tree_conf.skip marks the other
- *   maps empty, as the loader does), so classification is one hash lookup,
- *   like the baseline's. "unclassified" probes every classifier and misses.
+ *   maps empty, as the loader does), so classification is one array
+ *   lookup (cls_minor; the baseline's is a hash lookup). "unclassified"
+ *   probes every classifier and misses.
  * - "no-lock": the same skeleton loaded a second time with the load-time
  *   switch bench_no_lock set (bpf/htbctl.bpf.c), i.e. without
  *   bpf_spin_lock: the cost of the locks, and two CPUs charging sibling
@@ -313,7 +314,7 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 	cs[n++] = (struct bcase){ .prog = b->prog, .in = { .priority = PU_CLASSID(0) } };
 	die_err(bench_open(f0, 16, 0), "load htbctl (root?)");
 	chain(f0, 1, 0);
-	/* a classid that is no class: one cls_prio miss, no default */
+	/* a classid that is no class: an empty cls_minor entry, no default */
 	cs[n++] = (struct bcase){ .prog = f0->prog, .in = { .priority = PU_CLASSID(9) } };
 	for (int i = 0; i < ND; i++)
 		for (int mode = 0; mode < 2; mode++)
@@ -331,7 +332,7 @@ static void table_depth(const struct bench *bn, const struct baseline *b,
 	measure(bn, cs, n, p);
 	base = cs[0].min;
 	printf("baseline (edt_baseline: hash lookup, division, stamp): %.1f ns\n", base);
-	printf("htbctl without scheduling (cls_prio miss, no default): %.1f ns, %.2fx\n\n",
+	printf("htbctl without scheduling (no class, no default): %.1f ns, %.2fx\n\n",
 	       cs[1].min, cs[1].min / base);
 	printf("%-30s %10s %8s %12s %10s\n", "hierarchy depth (10 slots)", "ns/pkt", "ratio",
 	       "no-lock ns", "lock ns");

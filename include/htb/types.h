@@ -298,7 +298,10 @@ struct htb_tree_conf {
 	__u32 nmasks;
 	__u32 mark_masks[HTB_MAX_MARK_MASKS];	/* tried in this order */
 	__u32 skip;		/* HTB_SKIP_*: classifier maps known empty */
-	__u32 pad;
+	/* The major whose leaves cls_minor holds by minor (the load's most
+	 * common leaf major; the same in both generations, and kept by every
+	 * reload): its priority lookups skip cls_prio's hash. 0: none. */
+	__u32 prio_major;
 };
 
 /*

@@ -335,6 +335,8 @@ static int fill_maps(struct load_run *r)
 	for (__u32 gen = 0; gen < 2; gen++)
 		if ((rc = maps_put_tree(&r->maps, gen, &p->tree)))
 			return fill_failed(r, "tree_conf", rc);
+	if ((rc = maps_init_minor(&r->maps)))
+		return fill_failed(r, "cls_minor", rc);
 	for (int c = 0; c < HTB_NCLS; c++)
 		if ((rc = maps_put_cls(&r->maps, c, p->cls[c].e, p->cls[c].n)))
 			return fill_failed(r, map_name(M_CLS + c), rc);

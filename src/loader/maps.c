@@ -20,6 +20,7 @@ static const char *const names[M_NMAPS] = {
 	[M_RUNTIME] = "runtime", [M_TREE] = "tree_conf",
 	[M_DEVSTATS] = "dev_stats", [M_SHARE] = "class_share",
 	[M_FLOWS] = "flow_state", [M_BATCH] = "class_batch",
+	[M_MINOR] = "cls_minor",
 	HTB_CLASSIFIERS(CLS_NAME_)
 };
 #undef CLS_NAME_
@@ -73,6 +74,7 @@ static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 	out[M_SHARE] = skel->maps.class_share;
 	out[M_FLOWS] = skel->maps.flow_state;
 	out[M_BATCH] = skel->maps.class_batch;
+	out[M_MINOR] = skel->maps.cls_minor;
 #define CLS_SKEL_(id, nm, ktype, mtype, mflags, bit)	\
 	out[M_CLS + HTB_CLS_##id] = skel->maps.nm;
 	HTB_CLASSIFIERS(CLS_SKEL_)
@@ -92,6 +94,9 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
 	rc |= bpf_map__set_max_entries(map[M_FLOWS], flows_capacity(cap));
 	/* cls_prio has an entry per leaf: as many as there are slots */
 	rc |= bpf_map__set_max_entries(map[M_CLS + HTB_CLS_PRIO], cap);
+	/* the same for its array of one major, up to the last minor: 8
+	 * bytes a slot beside class_conf's two 200-odd */
+	rc |= bpf_map__set_max_entries(map[M_MINOR], cap < 0x10000 ? cap : 0x10000);
 	for (int c = 0; c < HTB_NCLS; c++)
 		if (c != HTB_CLS_PRIO)
 			rc |= bpf_map__set_max_entries(map[M_CLS + c],
@@ -125,7 +130,7 @@ void maps_close(struct maps *m)
  * a program and maps of two layouts would misread every entry. */
 static size_t pinned_value_size(int i)
 {
-	if (i >= M_CLS)
+	if (i >= M_CLS || i == M_MINOR)
 		return sizeof(struct htb_cls_val);
 	if (i == M_CONF)
 		return sizeof(struct htb_class_conf);
@@ -135,6 +140,27 @@ static size_t pinned_value_size(int i)
 		return sizeof(struct htb_class_batch);
 	if (i == M_DEVSTATS)	/* it holds the path carry since issue 26 */
 		return sizeof(struct htb_dev_stats);
+	return 0;
+}
+
+/* m->prio_major from tree_conf (both generations hold the same). */
+static int read_prio_major(const struct ctx *ctx, struct maps *m)
+{
+	struct htb_tree_conf t;
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(m->fd[M_TREE], &key, &t)) {
+		p_err(ctx, "reading tree_conf: %s", strerror(errno));
+		maps_close(m);
+		return -1;
+	}
+	m->prio_major = t.prio_major;
+	if (m->fd[M_MINOR] < 0 && m->prio_major) {
+		p_err(ctx, "tree_conf names major %x for cls_minor, which is not pinned",
+		      m->prio_major);
+		maps_close(m);
+		return -1;
+	}
 	return 0;
 }
 
@@ -150,6 +176,13 @@ int maps_open_pinned(const struct ctx *ctx, const char *ifname, struct maps *m)
 
 		pin_path(ifname, names[i], path, sizeof(path));
 		m->fd[i] = bpf_obj_get(path);
+		if (m->fd[i] < 0 && errno == ENOENT && i == M_MINOR) {
+			/* pinned by an htbctl before cls_minor, whose program
+			 * looks in cls_prio alone, where every entry then goes
+			 * (tree_conf's prio_major was a zero pad) */
+			m->max_entries[i] = 0;
+			continue;
+		}
 		if (m->fd[i] < 0) {
 			p_err(ctx, "opening %s: %s", path, strerror(errno));
 			maps_close(m);
@@ -165,7 +198,7 @@ int maps_open_pinned(const struct ctx *ctx, const char *ifname, struct maps *m)
 			return -1;
 		}
 	}
-	return 0;
+	return read_prio_major(ctx, m);
 }
 
 /* The kernel's answer to a batch operation the map type lacks. */
@@ -492,10 +525,11 @@ int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 	return rc;
 }
 
-int maps_put_tree(const struct maps *m, __u32 gen, const struct htb_tree_conf *t)
+int maps_put_tree(struct maps *m, __u32 gen, const struct htb_tree_conf *t)
 {
 	__u32 key = gen & 1;
 
+	m->prio_major = t->prio_major;
 	return map_update_many(m->fd[M_TREE], &key, sizeof(key), t, sizeof(*t), 1, 0);
 }
 
@@ -509,9 +543,9 @@ static unsigned char *ent_keys(const struct ent *e, __u32 n, __u32 ksize)
 	return keys;
 }
 
-int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
+/* The entries of n ents at the map's key size, and their values. */
+static int put_ents(int fd, __u32 ksize, const struct ent *e, __u32 n)
 {
-	__u32 ksize = cls_desc[c].ksize;
 	struct htb_cls_val *vals = malloc((size_t)(n ? n : 1) * sizeof(*vals));
 	unsigned char *keys = ent_keys(e, n, ksize);
 	int rc = -ENOMEM;
@@ -519,18 +553,113 @@ int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u3
 	if (keys && vals) {
 		for (__u32 i = 0; i < n; i++)
 			memcpy(vals[i].slot, e[i].val, sizeof(vals[i].slot));
-		rc = map_update_many(m->fd[M_CLS + c], keys, ksize, vals, sizeof(*vals), n, 0);
+		rc = map_update_many(fd, keys, ksize, vals, sizeof(*vals), n, 0);
 	}
 	free(keys);
 	free(vals);
 	return rc;
 }
 
-int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
+/* Whether classid cid's priority entry lives in cls_minor. */
+static bool in_minor(const struct maps *m, __u32 cid)
 {
-	unsigned char *keys = ent_keys(e, n, cls_desc[c].ksize);
+	return m->prio_major && cid >> 16 == m->prio_major &&
+	       (cid & 0xffff) < m->max_entries[M_MINOR];
+}
+
+/* cls_prio's entries split by where they live: *mine, rekeyed by minor
+ * (cls_minor), and *rest (cls_prio); *mine == e when none is in cls_minor. */
+struct prio_split {
+	struct ent *mine, *rest;
+	__u32 nmine, nrest;
+};
+
+static int split_prio(const struct maps *m, const struct ent *e, __u32 n,
+		      struct prio_split *sp)
+{
+	sp->mine = calloc(n ? n : 1, sizeof(*sp->mine));
+	sp->rest = calloc(n ? n : 1, sizeof(*sp->rest));
+	sp->nmine = sp->nrest = 0;
+	if (!sp->mine || !sp->rest)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		__u32 cid, minor;
+
+		memcpy(&cid, e[i].key, sizeof(cid));
+		if (!in_minor(m, cid)) {
+			sp->rest[sp->nrest++] = e[i];
+			continue;
+		}
+		minor = cid & 0xffff;
+		sp->mine[sp->nmine] = e[i];
+		memset(sp->mine[sp->nmine].key, 0, sizeof(sp->mine[0].key));
+		memcpy(sp->mine[sp->nmine++].key, &minor, sizeof(minor));
+	}
+	return 0;
+}
+
+static void split_free(struct prio_split *sp)
+{
+	free(sp->mine);
+	free(sp->rest);
+}
+
+/* cls_prio's entries: rest into the hash; mine into the array, or "no
+ * class" there in place of a delete (del). */
+static int put_prio(const struct maps *m, const struct ent *e, __u32 n, bool del)
+{
+	struct prio_split sp;
+	int rc = split_prio(m, e, n, &sp);
+
+	for (__u32 i = 0; !rc && del && i < sp.nmine; i++)
+		sp.mine[i].val[0] = sp.mine[i].val[1] = HTB_NO_CLASS;
+	if (!rc)
+		rc = put_ents(m->fd[M_MINOR], sizeof(__u32), sp.mine, sp.nmine);
+	if (!rc && !del)
+		rc = put_ents(m->fd[M_CLS + HTB_CLS_PRIO], sizeof(__u32), sp.rest, sp.nrest);
+	if (!rc && del) {
+		unsigned char *keys = ent_keys(sp.rest, sp.nrest, sizeof(__u32));
+
+		rc = keys ? map_delete_many(m->fd[M_CLS + HTB_CLS_PRIO], keys,
+					    sizeof(__u32), sp.nrest) : -ENOMEM;
+		free(keys);
+	}
+	split_free(&sp);
+	return rc;
+}
+
+int maps_init_minor(const struct maps *m)
+{
+	__u32 n = m->max_entries[M_MINOR];
+	struct ent *e = calloc(n ? n : 1, sizeof(*e));
 	int rc;
 
+	if (!e)
+		return -ENOMEM;
+	for (__u32 i = 0; i < n; i++) {
+		memcpy(e[i].key, &i, sizeof(i));
+		e[i].val[0] = e[i].val[1] = HTB_NO_CLASS;
+	}
+	rc = put_ents(m->fd[M_MINOR], sizeof(__u32), e, n);
+	free(e);
+	return rc;
+}
+
+int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
+{
+	if (c == HTB_CLS_PRIO)
+		return put_prio(m, e, n, false);
+	return put_ents(m->fd[M_CLS + c], cls_desc[c].ksize, e, n);
+}
+
+int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
+{
+	unsigned char *keys;
+	int rc;
+
+	if (c == HTB_CLS_PRIO)
+		return put_prio(m, e, n, true);
+	keys = ent_keys(e, n, cls_desc[c].ksize);
 	if (!keys)
 		return -ENOMEM;
 	rc = map_delete_many(m->fd[M_CLS + c], keys, cls_desc[c].ksize, n);
@@ -538,9 +667,32 @@ int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u3
 	return rc;
 }
 
+/* cls_minor's entries that select a class in either generation, keyed by
+ * classid, appended to e[0..n) (room for its size). Returns the new n. */
+static long dump_minor(const struct maps *m, struct ent *e, long n)
+{
+	__u32 size = m->max_entries[M_MINOR];
+	struct htb_cls_val *v = calloc(size ? size : 1, sizeof(*v));
+	int rc = v ? array_read(m->fd[M_MINOR], 0, size, v, sizeof(*v), 0) : -ENOMEM;
+
+	for (__u32 i = 0; !rc && i < size; i++) {
+		__u32 cid = m->prio_major << 16 | i;
+
+		if (v[i].slot[0] == HTB_NO_CLASS && v[i].slot[1] == HTB_NO_CLASS)
+			continue;
+		memset(&e[n], 0, sizeof(e[n]));
+		memcpy(e[n].key, &cid, sizeof(cid));
+		memcpy(e[n].val, v[i].slot, sizeof(e[n].val));
+		n++;
+	}
+	free(v);
+	return rc ? rc : n;
+}
+
 long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 {
 	__u32 ksize = cls_desc[c].ksize;
+	__u32 extra = c == HTB_CLS_PRIO ? m->max_entries[M_MINOR] : 0;
 	void *keys = NULL, *vals = NULL;
 	long n = map_dump(m->fd[M_CLS + c], ksize, sizeof(struct htb_cls_val),
 			  m->max_entries[M_CLS + c], &keys, &vals);
@@ -548,7 +700,7 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 
 	if (n < 0)
 		return n;
-	e = calloc(n ? n : 1, sizeof(*e));
+	e = calloc(n + extra ? n + extra : 1, sizeof(*e));
 	for (long i = 0; e && i < n; i++) {
 		memcpy(e[i].key, (char *)keys + i * ksize, ksize);
 		memcpy(e[i].val, ((struct htb_cls_val *)vals)[i].slot, sizeof(e[i].val));
@@ -559,6 +711,12 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 	free(vals);
 	if (!e)
 		return -ENOMEM;
+	if (extra)
+		n = dump_minor(m, e, n);
+	if (n < 0) {
+		free(e);
+		return n;
+	}
 	*out = e;
 	return n;
 }

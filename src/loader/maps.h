@@ -18,7 +18,7 @@ struct htbctl_bpf;
 
 enum map_id {
 	M_CONF, M_STATE, M_RUNTIME, M_TREE, M_DEVSTATS, M_SHARE, M_FLOWS,
-	M_BATCH,
+	M_BATCH, M_MINOR,
 	M_CLS,				/* M_CLS + enum htb_cls: classifier maps */
 	M_NMAPS = M_CLS + HTB_NCLS
 };
@@ -27,6 +27,10 @@ struct maps {
 	int fd[M_NMAPS];
 	__u32 max_entries[M_NMAPS];
 	bool owned;			/* fds from the pins: closed by maps_close */
+	/* tree_conf.prio_major, as last read or written: the priority
+	 * classifier's entries of that major with a minor below cls_minor's
+	 * size live in cls_minor, by minor, the others in cls_prio. */
+	__u32 prio_major;
 };
 
 /* The map's name: its pin under IFACE, its name in the BPF object. */
@@ -98,7 +102,13 @@ int maps_clear_batches(const struct maps *m, const __u32 *slots, __u32 n);
  * between the reads were counted twice or not at all. */
 int maps_read_state(const struct maps *m, const struct htb_class_conf *conf,
 		    __u32 n, struct htb_class_state *st);
-int maps_put_tree(const struct maps *m, __u32 gen, const struct htb_tree_conf *t);
+/* tree_conf of generation gen; m takes its prio_major. */
+int maps_put_tree(struct maps *m, __u32 gen, const struct htb_tree_conf *t);
+/* Every entry of cls_minor "no class" (a zeroed entry would say slot 0):
+ * once, on maps just made, before any maps_put_cls. */
+int maps_init_minor(const struct maps *m);
+/* The classifier entries: keys as the config gives them (cls_prio's a
+ * classid, wherever maps.prio_major places it). */
 int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);
 int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);
 /* Every entry of classifier c, LPM keys normalized; *e malloc'ed. Returns

@@ -346,7 +346,7 @@ int meta_open(const char *ifname, struct htbctl_meta *m, struct qdisc_tree *t)
 		return rc;
 	}
 	memcpy(m, chunk, sizeof(*m));
-	if (m->magic != META_MAGIC || m->version != META_VERSION ||
+	if (m->magic != META_MAGIC || m->version < META_VERSION_MIN || m->version > META_VERSION ||
 	    (__u64)m->saved_len > (__u64)(info.max_entries - 1) * META_CHUNK) {
 		close(fd);
 		return -EINVAL;

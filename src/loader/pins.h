@@ -24,7 +24,12 @@
 #define PIN_META	"meta"
 
 #define META_MAGIC	0x43425448u	/* "HTBC" */
-#define META_VERSION	1
+/* 2 since cls_minor (issue 26): an htbctl older than that would write
+ * the priority classifier's entries where the program no longer looks,
+ * so it must not take the pins for its own; this one still reads 1 (its
+ * pins have no cls_minor: src/loader/maps.c, maps_open_pinned). */
+#define META_VERSION	2
+#define META_VERSION_MIN 1
 #define META_CHUNK	4096		/* value size of the meta map */
 
 /* meta.flags */

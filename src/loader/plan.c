@@ -238,6 +238,28 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 	return 0;
 }
 
+/* The major most leaves have, the lowest of a tie (0: no leaf): the one
+ * cls_minor serves. A reload keeps the load's (src/loader/reload.c). */
+static int main_major(const struct kv *prio, __u32 *major)
+{
+	__u32 *count = calloc(0x10000, sizeof(*count)), best = 0;
+
+	if (!count)
+		return -ENOMEM;
+	for (__u32 i = 0; i < prio->n; i++) {
+		__u32 cid;
+
+		memcpy(&cid, prio->e[i].key, sizeof(cid));
+		count[cid >> 16]++;
+	}
+	for (__u32 mj = 1; mj < 0x10000; mj++)
+		if (count[mj] > count[best])
+			best = mj;
+	free(count);
+	*major = best;
+	return 0;
+}
+
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity)
 {
@@ -315,7 +337,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		if (!p->cls[c].n)
 			p->tree.skip |= cls_desc[c].skip;
 	}
-	return 0;
+	return main_major(&p->cls[HTB_CLS_PRIO], &p->tree.prio_major);
 }
 
 /* ---- what fq needs to hold for these classes ---- */

@@ -301,6 +301,9 @@ static int plan_tree(struct reload_run *r)
 		p_err(r->ctx, "preparing the maps: %s", strerror(-rc));
 		return -1;
 	}
+	/* cls_minor's major is the load's: its entries are keyed by minor
+	 * alone, in both generations */
+	r->plan.tree.prio_major = r->maps.prio_major;
 	for (__u32 i = 0; i < n; i++) {
 		__u32 s = r->slot[i];
 
@@ -597,14 +600,14 @@ static int put_back_entries(struct reload_run *r, int last)
 	int rc = 0;
 
 	for (int c = last; c >= 0; c--) {
-		int fd = r->maps.fd[M_CLS + c];
-
 		for (__u32 i = 0; i < r->upd[c].n; i++) {
 			const struct ent *was = kv_find(&r->cur[c], r->upd[c].e[i].key);
+			int err;
 
 			if (was)
-				rc |= bpf_map_update_elem(fd, was->key, was->val, BPF_ANY);
-			else if (bpf_map_delete_elem(fd, r->upd[c].e[i].key) && errno != ENOENT)
+				rc |= maps_put_cls(&r->maps, c, was, 1);
+			else if ((err = maps_del_cls(&r->maps, c, &r->upd[c].e[i], 1)) &&
+				 err != -ENOENT)
 				rc = -1;
 		}
 	}

@@ -55,9 +55,10 @@ static inline int fx_loaded(struct fx *f)
 	f->runtime.capacity = f->cap;
 	f->runtime.test_now_ns = PU_T0;
 	f->treeconf.default_idx = HTB_NO_CLASS;
+	f->treeconf.prio_major = 1;	/* PU_CLASSID's first major */
 	maps_put_tree(&f->maps, 0, &f->treeconf);
 	maps_put_tree(&f->maps, 1, &f->treeconf);
-	return maps_set_runtime(&f->maps, &f->runtime);
+	return maps_init_minor(&f->maps) ?: maps_set_runtime(&f->maps, &f->runtime);
 }
 
 /* Size the maps for cap classes (cls_prio too), both generations. */
@@ -67,8 +68,11 @@ static inline void fx_size(struct fx *f)
 	bpf_map__set_max_entries(f->skel->maps.class_share, f->cap);
 	bpf_map__set_max_entries(f->skel->maps.class_batch, f->cap);
 	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
-	if (f->cap > PU_MAXC)
+	if (f->cap > PU_MAXC) {
 		bpf_map__set_max_entries(f->skel->maps.cls_prio, f->cap);
+		bpf_map__set_max_entries(f->skel->maps.cls_minor,
+					 f->cap < 0x10000 ? f->cap : 0x10000);
+	}
 }
 
 /* The bench's variants of the program (its load-time switches). */

@@ -694,6 +694,78 @@ Test(prog, classifiers_and_precedence)
 	cr_expect_eq(classified(&p, &in, NULL), L_MARK);
 }
 
+/* The priority classifier's entries live in cls_minor (the tree's
+ * prio_major, a minor below the array's size) or in cls_prio (the rest):
+ * the loader's writes, reads and deletes place and find every one, and a
+ * minor of the major without an entry is no class, not slot 0. */
+Test(prog, the_priority_classifier_finds_every_major)
+{
+	/* cls_tree's leaves have 1:1-1:9; these select leaves 1-3 too */
+	const __u32 cid[] = { 0x10030, 0x10000 | 200, 0x20030 };
+	struct pkt_spec s = {
+		.proto = IPPROTO_UDP, .src = "198.18.0.7", .dst = "198.18.1.9",
+		.sport = 4000, .dport = 5000, .payload = 100,
+	};
+	struct ent e[3] = { 0 }, *got = NULL;
+	struct run_in in = { 0 };
+	struct htb_cls_val v;
+	__u32 minor = 0x30;
+	struct pkt p;
+	long n, before, found = 0;
+
+	cls_tree();
+	F.treeconf.default_idx = L_DEFAULT;
+	cr_assert_eq(fx_put_tree(&F), 0);
+	before = maps_dump_cls(&F.maps, HTB_CLS_PRIO, &got);
+	free(got);
+	cr_assert_leq(F.maps.max_entries[M_MINOR], 200, "1:c8 must be past cls_minor");
+	for (int i = 0; i < 3; i++) {
+		memcpy(e[i].key, &cid[i], sizeof(cid[i]));
+		e[i].val[0] = e[i].val[1] = (__u32)i + 1;
+	}
+	cr_assert_eq(maps_put_cls(&F.maps, HTB_CLS_PRIO, e, 3), 0);
+	cr_assert_eq(bpf_map_lookup_elem(F.maps.fd[M_MINOR], &minor, &v), 0);
+	cr_expect_eq(v.slot[0], 1, "1:30 is in cls_minor");
+	cr_expect_neq(bpf_map_lookup_elem(F.maps.fd[M_CLS + HTB_CLS_PRIO], &cid[0], &v), 0);
+	for (int i = 1; i < 3; i++)
+		cr_expect_eq(bpf_map_lookup_elem(F.maps.fd[M_CLS + HTB_CLS_PRIO], &cid[i], &v),
+			     0, "%x is in cls_prio", cid[i]);
+
+	pkt_build(&p, &s);
+	for (int i = 0; i < 3; i++) {
+		in.priority = cid[i];
+		cr_expect_eq(classified(&p, &in, NULL), i + 1, "priority %x", cid[i]);
+	}
+	in.priority = 0x10031;		/* the major's, no entry */
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+	in.priority = 0x10000 | 201;	/* past the array, no entry */
+	cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT);
+
+	n = maps_dump_cls(&F.maps, HTB_CLS_PRIO, &got);
+	cr_assert_eq(n, before + 3);
+	for (long i = 0; i < n; i++) {
+		__u32 k;
+		int j = 0;
+
+		memcpy(&k, got[i].key, sizeof(k));
+		while (j < 3 && cid[j] != k)
+			j++;
+		if (j < 3 && got[i].val[1] == (__u32)j + 1)
+			found++;
+	}
+	free(got);
+	cr_expect_eq(found, 3, "the dump has each key written, with its slot");
+
+	cr_assert_eq(maps_del_cls(&F.maps, HTB_CLS_PRIO, e, 3), 0);
+	for (int i = 0; i < 3; i++) {
+		in.priority = cid[i];
+		cr_expect_eq(classified(&p, &in, NULL), L_DEFAULT, "priority %x", cid[i]);
+	}
+	got = NULL;
+	cr_expect_eq(maps_dump_cls(&F.maps, HTB_CLS_PRIO, &got), before);
+	free(got);
+}
+
 /* An entry that does not match in the generation in force is a miss: the
  * next classifier decides. A reload writes the new generation's column
  * first, so until the flip the old tree classifies every packet. */

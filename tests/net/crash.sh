@@ -15,10 +15,10 @@ KILL_SYSCALLS="bpf sendto sendmsg recvmsg recvfrom"
 # The probes, and the class each tree puts them in (clsprobe's fields).
 PROBES=(dst=198.18.9.9,dport=10194 dst=198.18.5.7 dst=198.18.5.200
 	dst=198.18.6.1 dst=198.18.7.70 dst=198.18.7.1 dst=198.18.8.1
-	prio=1:11 mark=5 dst=198.18.9.1)
-IN_A="1:10 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:30"
-IN_SMALL="1:14 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:14"
-IN_MOVED="1:11 1:11 1:12 1:10 1:11 1:11 1:30 1:11 1:30 1:30"
+	prio=1:11 mark=5 dst=198.18.9.1 prio=1:13 prio=1:14)
+IN_A="1:10 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:30 1:13 1:30"
+IN_SMALL="1:14 1:10 1:10 1:11 1:10 1:11 1:30 1:11 1:13 1:14 1:13 1:14"
+IN_MOVED="1:11 1:11 1:12 1:10 1:11 1:11 1:30 1:11 1:30 1:30 1:30 1:30"
 
 tree_a() {
 	ini device default=1:30

@@ -84,7 +84,7 @@ test_filter_attached_direct_action() {
 test_pins_complete() {
 	local f missing=
 	load_a
-	for f in class_state class_conf class_share class_batch runtime tree_conf cls_prio \
+	for f in class_state class_conf class_share class_batch runtime tree_conf cls_prio cls_minor \
 		 cls_mark cls_dscp cls_dst4 cls_src4 cls_dst6 cls_src6 cls_port cls_cgroup \
 		 dev_stats flow_state meta cls_shadow htb_egress; do
 		[ -e "$(pins)/$f" ] || missing+=" $f"
@@ -245,6 +245,42 @@ test_classifier_follows_reload() {
 	bpftool -j map dump pinned "$(pins)/cls_dst4" |
 		jq -e --argjson i "$i10" 'length == 1 and .[0].formatted.value.slot == [$i, $i]' > /dev/null ||
 		fail "cls_dst4: $(bpftool -j map dump pinned "$(pins)/cls_dst4" | tr '\n' ' ')"
+}
+# priority == class id in two majors: the load's most common leaf major
+# goes to cls_minor by minor, the other to cls_prio; reloads that remove,
+# add, and make major 2 the most common keep major 1 in cls_minor and
+# classify by the tree in force
+test_priority_classifies_across_majors() {
+	local probe=(prio=1:10 prio=1:20 prio=2:10 prio=1:40 prio=2:20 prio=1:99) got
+	two_majors() {
+		ini device default=1:30
+		ini 'class 1:1' rate=100mbit
+		for c in "$@"; do
+			ini "class $c" parent=${c%%:*}:1 rate=10mbit
+		done
+		ini 'class 2:1' rate=100mbit
+	}
+	two_majors 1:10 1:20 1:30 2:10 > "$tmp/m1.ini"
+	two_majors 1:10 1:30 1:40 2:10 2:20 > "$tmp/m2.ini"
+	two_majors 1:30 2:10 2:20 2:40 2:50 > "$tmp/m3.ini"
+	load_tree "$tmp/m1.ini" --no-qdisc
+	probes() { echo $(in_snd "${HTBCTL%/htbctl}/tests/bpf/clsprobe" "$SND_IF" "${probe[@]}"); }
+	got=$(probes)
+	[ "$got" = "1:10 1:20 2:10 1:30 1:30 1:30" ] || fail "loaded: $got"
+	bpftool -j map dump pinned "$(pins)/cls_minor" |
+		jq -e '[.[] | select(.formatted.value.slot != [4294967295, 4294967295])] | length == 3' > /dev/null ||
+		fail "cls_minor does not hold 1:10, 1:20 and 1:30 alone"
+	[ "$(bpftool -j map dump pinned "$(pins)/cls_prio" | jq length)" = 1 ] ||
+		fail "cls_prio: $(bpftool -j map dump pinned "$(pins)/cls_prio" | tr '\n' ' ')"
+	h reload dev "$SND_IF" config "$tmp/m2.ini" > "$tmp/r.out" 2>&1 || fail "reload: $(oneline "$tmp/r.out")"
+	got=$(probes)
+	[ "$got" = "1:10 1:30 2:10 1:40 2:20 1:30" ] || fail "after the first reload: $got"
+	h reload dev "$SND_IF" config "$tmp/m3.ini" > "$tmp/r.out" 2>&1 || fail "reload: $(oneline "$tmp/r.out")"
+	got=$(probes)
+	[ "$got" = "1:30 1:30 2:10 1:30 2:20 1:30" ] || fail "after the second reload: $got"
+	bpftool -j map dump pinned "$(pins)/tree_conf" |
+		jq -e 'all(.[]; .formatted.value.prio_major == 1)' > /dev/null ||
+		fail "tree_conf's prio_major is no longer the load's"
 }
 # match = dscp: the DS field classifies, IPv4 and IPv6, after mark and
 # before the prefixes; the map holds one entry per value
