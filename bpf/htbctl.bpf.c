@@ -86,10 +86,11 @@ HTB_CLASSIFIERS(HTB_CLS_MAP_)
 #undef HTB_CLS_MAP_
 
 /* cls_prio's entries of tree_conf.prio_major, by minor: an array lookup,
- * which the verifier inlines, where the hash took 6-7 ns a packet (log:
+ * which the verifier inlines: classification 3-4 ns, 8-9 with the hash (log:
  * 2026-12-05, The priority classifier's array). Minors past its size
- * (the load's class slots, at most 65,536) and other majors stay in
- * cls_prio; an entry of neither holds HTB_NO_CLASS in both columns. */
+ * (the load's class slots or highest minor, at most 65,536) and other
+ * majors stay in cls_prio; an empty entry holds HTB_NO_CLASS in both
+ * columns. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 64);

@@ -234,15 +234,19 @@ static bool kernel_is_rt(void)
 /* The program and its maps, sized for the config; the verifier runs. */
 static int load_program(struct load_run *r)
 {
-	__u32 cap = loader_capacity(r->cfg.nclasses);
+	__u32 cap = loader_capacity(r->cfg.nclasses), major, top_minor;
 	int rc;
 
+	if (plan_main_major(&r->cfg, &major, &top_minor)) {
+		p_err(r->ctx, "out of memory");
+		return STEP_FAILED;
+	}
 	r->skel = htbctl_bpf__open();
 	if (!r->skel) {
 		p_err(r->ctx, "opening the BPF object: %s", strerror(errno));
 		return STEP_FAILED;
 	}
-	if (maps_size_skel(r->skel, cap, r->cfg.nkeys)) {
+	if (maps_size_skel(r->skel, cap, r->cfg.nkeys, top_minor)) {
 		p_err(r->ctx, "sizing the BPF maps failed");
 		return STEP_FAILED;
 	}

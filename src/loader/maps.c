@@ -81,8 +81,11 @@ static void skel_maps(struct htbctl_bpf *skel, struct bpf_map *out[M_NMAPS])
 #undef CLS_SKEL_
 }
 
-int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
+int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys,
+		   __u32 top_minor)
 {
+	__u32 minors = top_minor >= cap ? top_minor + 1 : cap;
+
 	struct bpf_map *map[M_NMAPS];
 	int rc = 0;
 
@@ -94,9 +97,10 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys)
 	rc |= bpf_map__set_max_entries(map[M_FLOWS], flows_capacity(cap));
 	/* cls_prio has an entry per leaf: as many as there are slots */
 	rc |= bpf_map__set_max_entries(map[M_CLS + HTB_CLS_PRIO], cap);
-	/* the same for its array of one major, up to the last minor: 8
-	 * bytes a slot beside class_conf's two 200-odd */
-	rc |= bpf_map__set_max_entries(map[M_MINOR], cap < 0x10000 ? cap : 0x10000);
+	/* its array of one major: as many, or up to the load's highest
+	 * minor (8 bytes an entry, beside class_conf's two 200-odd a slot;
+	 * 512 kB at most); a later minor past it goes to the hash */
+	rc |= bpf_map__set_max_entries(map[M_MINOR], minors < 0x10000 ? minors : 0x10000);
 	for (int c = 0; c < HTB_NCLS; c++)
 		if (c != HTB_CLS_PRIO)
 			rc |= bpf_map__set_max_entries(map[M_CLS + c],

@@ -45,9 +45,11 @@ struct cls_desc {
 };
 extern const struct cls_desc cls_desc[HTB_NCLS];
 
-/* Before load: sizes for cap class slots and the entries the config needs
- * per classifier (nkeys[], by enum htb_cls). */
-int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys);
+/* Before load: sizes for cap class slots, the entries the config needs
+ * per classifier (nkeys[], by enum htb_cls) and the highest minor of
+ * cls_minor's major (plan_main_major). */
+int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys,
+		   __u32 top_minor);
 /* After load: the skeleton's map fds (owned by the skeleton). */
 void maps_from_skel(struct maps *m, struct htbctl_bpf *skel);
 /* Opens every map pinned under IFACE (bpf_obj_get). Prints the failure. */

@@ -238,25 +238,27 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 	return 0;
 }
 
-/* The major most leaves have, the lowest of a tie (0: no leaf): the one
- * cls_minor serves. A reload keeps the load's (src/loader/reload.c). */
-static int main_major(const struct kv *prio, __u32 *major)
+int plan_main_major(const struct htb_config *cfg, __u32 *major, __u32 *top_minor)
 {
 	__u32 *count = calloc(0x10000, sizeof(*count)), best = 0;
 
 	if (!count)
 		return -ENOMEM;
-	for (__u32 i = 0; i < prio->n; i++) {
-		__u32 cid;
-
-		memcpy(&cid, prio->e[i].key, sizeof(cid));
-		count[cid >> 16]++;
-	}
+	for (__u32 i = 0; i < cfg->nclasses; i++)
+		if (cfg->classes[i].is_leaf)
+			count[cfg->classes[i].classid >> 16]++;
 	for (__u32 mj = 1; mj < 0x10000; mj++)
 		if (count[mj] > count[best])
 			best = mj;
 	free(count);
 	*major = best;
+	*top_minor = 0;
+	for (__u32 i = 0; best && i < cfg->nclasses; i++) {
+		const struct config_class *c = &cfg->classes[i];
+
+		if (c->is_leaf && c->classid >> 16 == best && (c->classid & 0xffff) > *top_minor)
+			*top_minor = c->classid & 0xffff;
+	}
 	return 0;
 }
 
@@ -264,7 +266,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity)
 {
 	struct memo *tab = NULL;
-	__u32 tabsz = 1, reuse = 0;
+	__u32 tabsz = 1, reuse = 0, top_minor;
 	bool memo_off = false;
 	int rc;
 
@@ -337,7 +339,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		if (!p->cls[c].n)
 			p->tree.skip |= cls_desc[c].skip;
 	}
-	return main_major(&p->cls[HTB_CLS_PRIO], &p->tree.prio_major);
+	return plan_main_major(cfg, &p->tree.prio_major, &top_minor);
 }
 
 /* ---- what fq needs to hold for these classes ---- */

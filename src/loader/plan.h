@@ -29,6 +29,10 @@ struct plan {
 };
 
 /* slot (malloc'ed, taken over) maps config indexes to class slots. */
+/* The major most leaves have, the lowest of a tie (0: no leaf), and the
+ * highest minor among its leaves: cls_minor serves that major, by minor
+ * (a reload keeps the load's major: src/loader/reload.c). */
+int plan_main_major(const struct htb_config *cfg, __u32 *major, __u32 *top_minor);
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity);
 void plan_free(struct plan *p);

@@ -70,8 +70,9 @@ static inline void fx_size(struct fx *f)
 	bpf_map__set_max_entries(f->skel->maps.class_conf, 2 * f->cap);
 	if (f->cap > PU_MAXC) {
 		bpf_map__set_max_entries(f->skel->maps.cls_prio, f->cap);
+		/* PU_CLASSID's minors run 1..cap */
 		bpf_map__set_max_entries(f->skel->maps.cls_minor,
-					 f->cap < 0x10000 ? f->cap : 0x10000);
+					 f->cap < 0xffff ? f->cap + 1 : 0x10000);
 	}
 }
 

@@ -282,6 +282,24 @@ test_priority_classifies_across_majors() {
 		jq -e 'all(.[]; .formatted.value.prio_major == 1)' > /dev/null ||
 		fail "tree_conf's prio_major is no longer the load's"
 }
+# cls_minor reaches the load's highest minor (here past the class slots);
+# a minor a reload adds past it goes to cls_prio and still classifies
+test_priority_past_the_array() {
+	local got
+	{ ini device default=1:30
+	  ini 'class 1:1' rate=100mbit
+	  ini 'class 1:30' parent=1:1 rate=10mbit
+	  ini 'class 1:fff0' parent=1:1 rate=10mbit; } > "$tmp/hi.ini"
+	{ cat "$tmp/hi.ini"; ini 'class 1:fff8' parent=1:1 rate=10mbit; } > "$tmp/hi2.ini"
+	load_tree "$tmp/hi.ini" --no-qdisc
+	got=$(bpftool -j map show pinned "$(pins)/cls_minor" | jq .max_entries)
+	[ "$got" = $((0xfff1)) ] || fail "cls_minor has $got entries, not up to 1:fff0"
+	h reload dev "$SND_IF" config "$tmp/hi2.ini" > "$tmp/r.out" 2>&1 || fail "reload: $(oneline "$tmp/r.out")"
+	got=$(echo $(in_snd "${HTBCTL%/htbctl}/tests/bpf/clsprobe" "$SND_IF" prio=1:fff0 prio=1:fff8 prio=1:fff1))
+	[ "$got" = "1:fff0 1:fff8 1:30" ] || fail "classes: $got"
+	[ "$(bpftool -j map dump pinned "$(pins)/cls_prio" | jq length)" = 1 ] ||
+		fail "cls_prio: $(bpftool -j map dump pinned "$(pins)/cls_prio" | tr '\n' ' ')"
+}
 # match = dscp: the DS field classifies, IPv4 and IPv6, after mark and
 # before the prefixes; the map holds one entry per value
 test_dscp_match_classifies() {
