@@ -26,6 +26,9 @@ ledger=${FIRST_RUNS_LEDGER:-$top/docs/first-runs.tsv}	# the env: tests
 # LOG -> "scenarioN PASS|FAIL" per file that ran, in order of appearance
 results_of() {
 	awk '
+	# tests/run.sh recaps the failures of every tier at the end: a log cut
+	# at a later tier (kernel2) would take them for its own
+	/^=== failures/ { exit }
 	/^--- tests\/scenarios\/scenario_[0-9]+_/ {
 		match($0, /scenario_[0-9]+/); s = "scenario" substr($0, RSTART + 9, RLENGTH - 9)
 		if (!(s in seen)) { seen[s] = 1; order[n++] = s }

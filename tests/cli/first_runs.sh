@@ -67,4 +67,16 @@ test_a_log_without_scenarios_is_refused() {
 	grep -q "no scenario results" "$tmp/err" || fail "$(cat "$tmp/err")"
 }
 
+# the recap of failures at the end of tests/run.sh's output is not a
+# tier's: the kernel2 part of a log cut there takes only its own results
+test_the_failures_recap_is_no_result() {
+	export FIRST_RUNS_LEDGER=$tmp/ledger.tsv
+	printf '%s\n' '=== tier kernel2' 'PASS scenario3: on 7.2' \
+		'--- tests/scenarios/scenario_3_guarantee.sh: 20 s' \
+		'=== failures' 'FAIL scenario17 up: 14 of 32 active circuits beyond 3%' '=== summary' > "$tmp/k2"
+	scripts/first-runs.sh add "$tmp/k2" kernel2 a > /dev/null || fail "add failed"
+	[ "$(cut -f3- "$tmp/ledger.tsv" | sed 1d | tr '\t\n' ' ;')" = "a scenario3 PASS;" ] ||
+		fail "$(cat "$tmp/ledger.tsv")"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"
