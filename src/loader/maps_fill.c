@@ -18,6 +18,15 @@ __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps)
 	return ns > (unsigned __int128)INT64_MAX ? INT64_MAX : (__s64)ns;
 }
 
+__u64 htb_limit_ns(__u64 limit_ns, __u64 ceil_Bps)
+{
+	__u64 floor = (__u64)htb_bytes_to_ns((__u64)HTB_LIMIT_FRAMES * HTB_CODEL_MTU, ceil_Bps);
+
+	if (!limit_ns)
+		limit_ns = HTB_DEFAULT_LIMIT_NS;
+	return limit_ns > floor ? limit_ns : floor;
+}
+
 /* A bucket's time: capped at HTB_BUFFER_MAX_NS. A config's burst beyond
  * it is refused (config/resolve.c); only a default burst at a rate below
  * 2.4 kbit/s (80 KB in 274.9 s) reaches the cap. */
@@ -71,7 +80,7 @@ int htb_conf_from_params(const struct htb_class_params *p,
 			       p->linklayer);
 	c->buffer = buffer_ns(p->burst, p->rate_Bps);
 	c->cbuffer = buffer_ns(p->cburst, ceil);
-	c->limit_ns = p->limit_ns ? p->limit_ns : HTB_DEFAULT_LIMIT_NS;
+	c->limit_ns = htb_limit_ns(p->limit_ns, ceil);
 	c->classid = p->classid;
 	c->depth = p->depth;
 	for (i = 0; i < HTB_MAX_DEPTH; i++)

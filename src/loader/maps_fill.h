@@ -41,6 +41,13 @@ struct htb_class_params {
 
 /* ns it takes to send bytes at rate_Bps, exact (floor), saturating. */
 __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps);
+/* A class's limit as the datapath keeps it (0: the default): never
+ * shorter than HTB_LIMIT_FRAMES full frames at its ceil, so that a slow
+ * class still takes a TCP initial window, or a burst of a few flows,
+ * where a queue of packets (HTB's leaf qdiscs) would (log: 2026-12-05,
+ * A limit shorter than two frames). */
+#define HTB_LIMIT_FRAMES	10
+__u64 htb_limit_ns(__u64 limit_ns, __u64 ceil_Bps);
 
 /* Fill c from p (mult/shift, buffers in ns, path, flags VALID [| LEAF]).
  * Returns 0, or -EINVAL for rate 0 or a depth outside 1..HTB_MAX_DEPTH. */

@@ -349,11 +349,11 @@ void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d)
 	memset(d, 0, sizeof(*d));
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *c = &cfg->classes[i];
-		__u64 bytes = (__u64)((unsigned __int128)c->ceil * c->limit_ns /
-				      1000000000u);
+		__u64 limit = htb_limit_ns(c->limit_ns, c->ceil);
+		__u64 bytes = (__u64)((unsigned __int128)c->ceil * limit / 1000000000u);
 
-		if (c->limit_ns > d->max_limit_ns)
-			d->max_limit_ns = c->limit_ns;
+		if (limit > d->max_limit_ns)
+			d->max_limit_ns = limit;
 		if (c->is_leaf) {
 			d->nleaves++;
 			if (bytes > d->max_class_bytes)

@@ -337,17 +337,18 @@ Test(prog, drop_beyond_limit)
 	int sent = 0;
 
 	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
-	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 50 * MS), 0);
-	for (int i = 0; i < 10; i++)
+	/* 130 ms: above the floor of ten frames at 1 Mbit/s (121 ms) */
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 130 * MS), 0);
+	for (int i = 0; i < 16; i++)
 		sent += fx_send(&F, 1, 1500).retval == TC_ACT_OK_;
-	cr_expect_eq(sent, 6);
+	cr_expect_eq(sent, 12);
 	before = fx_view(&F, 1);
 	cr_expect_eq(before.drops, 4);
 	cr_expect_eq(fx_dev_stats(&F).drops, 4);
 	cr_expect_eq(fx_send(&F, 1, 1500).retval, TC_ACT_SHOT_);
 	cr_expect_eq(fx_view(&F, 1).tokens, before.tokens);
-	cr_expect_eq(fx_view(&F, 1).packets, 6);
-	cr_expect_eq(fx_view(&F, 0).packets, 6);
+	cr_expect_eq(fx_view(&F, 1).packets, 12);
+	cr_expect_eq(fx_view(&F, 0).packets, 12);
 }
 
 /*
@@ -1162,7 +1163,7 @@ Test(prog, link_control_bypasses_a_full_class)
 	F.treeconf.default_idx = 1;
 	cr_assert_eq(fx_put_tree(&F), 0);
 	pkt_udp4(&p, 1500);
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < 20; i++)	/* past the limit's floor of ten frames */
 		cr_assert_eq(fx_run(&F, &p, &in, NULL), 0);
 	cr_assert_gt(fx_view(&F, 1).drops, 0);	/* the default class is full */
 	before = fx_view(&F, 1);

@@ -329,6 +329,31 @@ Test(sched, hysteresis_on_vs_off)
 	cr_expect_eq(t.st[0].overlimits, 1);
 }
 
+/* A limit shorter than ten full frames at the class's ceil holds ten:
+ * at 185 kbit/s 100 ms is under two (65 ms each), and a few flows'
+ * simultaneous packets lost all but two where a queue of packets keeps
+ * them (log: 2026-12-05, A limit shorter than two frames). */
+Test(sched, a_slow_class_holds_ten_frames)
+{
+	struct htb_decision d;
+	struct tree t;
+	int i, sent = 0;
+
+	cr_expect_eq(htb_limit_ns(100 * MS, 23125), 10ull * 1514 * SEC / 23125);
+	cr_expect_eq(htb_limit_ns(100 * MS, MBIT(100)), 100 * MS);
+	cr_expect_eq(htb_limit_ns(0, MBIT(100)), HTB_DEFAULT_LIMIT_NS);
+	cr_expect_eq(htb_limit_ns(2 * SEC, 23125), 2 * SEC);
+	tree_init(&t);
+	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1514, 1514, SEC);
+	add(&t, 1, 0, 23125, 23125, 1514, 1514, 100 * MS);
+	for (i = 0; i < 14; i++)
+		sent += send(&t, 1, 1514, 0, &d) == HTB_SEND;
+	/* two on the buckets (as in drop_beyond_limit), then one every
+	 * 65.5 ms up to 654.7 */
+	cr_expect_eq(sent, 12);
+	cr_expect_eq(t.st[1].drops, 2);
+}
+
 /* T - now > limit: dropped, counted, nothing charged. */
 Test(sched, drop_beyond_limit)
 {
@@ -339,23 +364,24 @@ Test(sched, drop_beyond_limit)
 
 	tree_init(&t);
 	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC);
-	add(&t, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 50 * MS);
-	for (i = 0; i < 10; i++)
+	/* 130 ms: above the floor of ten frames at 1 Mbit/s (121 ms) */
+	add(&t, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 130 * MS);
+	for (i = 0; i < 16; i++)
 		sent += send(&t, 1, 1500, 0, &d) == HTB_SEND;
-	/* T = 0, 0, 12, 24, 36, 48 ms; 60 ms is beyond 50 */
-	cr_expect_eq(sent, 6);
+	/* T = 0, 0, 12, 24, ..., 120 ms; 132 ms is beyond 130 */
+	cr_expect_eq(sent, 12);
 	cr_expect_eq(t.st[1].drops, 4);
-	cr_expect_eq(t.st[1].last_stamp, T0 + 48 * MS);
+	cr_expect_eq(t.st[1].last_stamp, T0 + 120 * MS);
 	before = t.st[1];
 	cr_assert_eq(send(&t, 1, 1500, 0, &d), HTB_DROP);
 	cr_expect_eq(t.st[1].tokens, before.tokens);
 	cr_expect_eq(t.st[1].ctokens, before.ctokens);
-	cr_expect_eq(t.st[1].packets, 6);
-	cr_expect_eq(t.st[0].packets, 6);
+	cr_expect_eq(t.st[1].packets, 12);
+	cr_expect_eq(t.st[0].packets, 12);
 	/* time passes: accepted again */
 	t.p.now += 20 * MS;
 	cr_expect_eq(send(&t, 1, 1500, 0, &d), HTB_SEND);
-	cr_expect_eq(d.tstamp, T0 + 60 * MS);
+	cr_expect_eq(d.tstamp, T0 + 132 * MS);
 }
 
 /* Random traffic on a small tree: stamps never decrease within a leaf,
