@@ -22,6 +22,8 @@ __u64 htb_limit_ns(__u64 limit_ns, __u64 ceil_Bps)
 {
 	__u64 floor = (__u64)htb_bytes_to_ns((__u64)HTB_LIMIT_FRAMES * HTB_CODEL_MTU, ceil_Bps);
 
+	if (floor > HTB_LIMIT_FLOOR_MAX_NS)
+		floor = HTB_LIMIT_FLOOR_MAX_NS;
 	if (!limit_ns)
 		limit_ns = HTB_DEFAULT_LIMIT_NS;
 	return limit_ns > floor ? limit_ns : floor;

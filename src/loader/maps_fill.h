@@ -47,6 +47,9 @@ __s64 htb_bytes_to_ns(__u64 bytes, __u64 rate_Bps);
  * where a queue of packets (HTB's leaf qdiscs) would (log: 2026-12-05,
  * A limit shorter than two frames). */
 #define HTB_LIMIT_FRAMES	10
+/* ... up to 5 s (a ceil below 24 kbit/s): within fq's default horizon
+ * of 10 s, which --no-qdisc and a reload leave as they find it. */
+#define HTB_LIMIT_FLOOR_MAX_NS	(5 * 1000000000ull)
 __u64 htb_limit_ns(__u64 limit_ns, __u64 ceil_Bps);
 
 /* Fill c from p (mult/shift, buffers in ns, path, flags VALID [| LEAF]).

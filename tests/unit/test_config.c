@@ -809,3 +809,49 @@ Test(directions, upload_view_mirrors_matches)
 	cr_assert_str_eq(config_dir_name(CONFIG_DIR_UPLOAD), "upload");
 	cr_assert_str_eq(config_dir_name(CONFIG_DIR_DOWNLOAD), "download");
 }
+
+/* fq's parameters take a class's limit in force: ten full frames at a
+ * 185 kbit/s ceil (654.7 ms), not the configured 100 ms. */
+Test(config, fq_demand_takes_the_limit_in_force)
+{
+	struct htb_config cfg;
+	struct fq_demand d;
+
+	parse_ok("[device]\ndefault = 1:20\n"
+		 "[class 1:1]\nrate = 20mbit\n"
+		 "[class 1:10]\nparent = 1:1\nrate = 185kbit\n"
+		 "[class 1:20]\nparent = 1:1\nrate = 10mbit\n", &cfg);
+	plan_fq_demand(&cfg, &d);
+	cr_expect_eq(d.max_limit_ns, 10ull * 1514 * 1000000000ull / 23125);
+	/* 1:20's 10 Mbit/s x 100 ms is the most bytes */
+	cr_expect_eq(d.max_class_bytes, 125000);
+	config_free(&cfg);
+}
+
+/* cls_minor's major: the one most leaves have, the lowest of a tie,
+ * and the highest minor of its leaves (inner classes do not count). */
+Test(config, the_main_major_of_the_leaves)
+{
+	struct htb_config cfg;
+	__u32 major, top;
+
+	parse_ok("[device]\ndefault = 2:10\n"
+		 "[class 1:1]\nrate = 20mbit\n"
+		 "[class 1:fff0]\nparent = 1:1\nrate = 1mbit\n"
+		 "[class 2:1]\nrate = 20mbit\n"
+		 "[class 2:10]\nparent = 2:1\nrate = 1mbit\n"
+		 "[class 2:20]\nparent = 2:1\nrate = 1mbit\n", &cfg);
+	cr_assert_eq(plan_main_major(&cfg, &major, &top), 0);
+	cr_expect_eq(major, 2);
+	cr_expect_eq(top, 0x20);
+	config_free(&cfg);
+	parse_ok("[device]\ndefault = 2:10\n"
+		 "[class 1:1]\nrate = 20mbit\n"
+		 "[class 1:fff0]\nparent = 1:1\nrate = 1mbit\n"
+		 "[class 2:1]\nrate = 20mbit\n"
+		 "[class 2:10]\nparent = 2:1\nrate = 1mbit\n", &cfg);
+	cr_assert_eq(plan_main_major(&cfg, &major, &top), 0);
+	cr_expect_eq(major, 1, "a tie: the lowest major");
+	cr_expect_eq(top, 0xfff0);
+	config_free(&cfg);
+}

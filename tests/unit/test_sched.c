@@ -343,13 +343,14 @@ Test(sched, a_slow_class_holds_ten_frames)
 	cr_expect_eq(htb_limit_ns(100 * MS, MBIT(100)), 100 * MS);
 	cr_expect_eq(htb_limit_ns(0, MBIT(100)), HTB_DEFAULT_LIMIT_NS);
 	cr_expect_eq(htb_limit_ns(2 * SEC, 23125), 2 * SEC);
+	cr_expect_eq(htb_limit_ns(100 * MS, 1000), 5 * SEC);	/* the cap */
 	tree_init(&t);
 	add(&t, 0, HTB_NO_CLASS, MBIT(100), 0, 1514, 1514, SEC);
 	add(&t, 1, 0, 23125, 23125, 1514, 1514, 100 * MS);
 	for (i = 0; i < 14; i++)
-		sent += send(&t, 1, 1514, 0, &d) == HTB_SEND;
+		sent += send(&t, 1, 1500, 0, &d) == HTB_SEND;
 	/* two on the buckets (as in drop_beyond_limit), then one every
-	 * 65.5 ms up to 654.7 */
+	 * 64.9 ms: the twelfth at 648.6, the next beyond 654.7 */
 	cr_expect_eq(sent, 12);
 	cr_expect_eq(t.st[1].drops, 2);
 }
