@@ -85,7 +85,6 @@ int maps_size_skel(struct htbctl_bpf *skel, __u32 cap, const __u64 *nkeys,
 		   __u32 top_minor)
 {
 	__u32 minors = top_minor >= cap ? top_minor + 1 : cap;
-
 	struct bpf_map *map[M_NMAPS];
 	int rc = 0;
 
@@ -564,6 +563,16 @@ static int put_ents(int fd, __u32 ksize, const struct ent *e, __u32 n)
 	return rc;
 }
 
+/* The keys of n ents out of a map of ksize-byte keys. */
+static int del_ents(int fd, __u32 ksize, const struct ent *e, __u32 n)
+{
+	unsigned char *keys = ent_keys(e, n, ksize);
+	int rc = keys ? map_delete_many(fd, keys, ksize, n) : -ENOMEM;
+
+	free(keys);
+	return rc;
+}
+
 /* Whether classid cid's priority entry lives in cls_minor. */
 static bool in_minor(const struct maps *m, __u32 cid)
 {
@@ -571,8 +580,8 @@ static bool in_minor(const struct maps *m, __u32 cid)
 	       (cid & 0xffff) < m->max_entries[M_MINOR];
 }
 
-/* cls_prio's entries split by where they live: *mine, rekeyed by minor
- * (cls_minor), and *rest (cls_prio); *mine == e when none is in cls_minor. */
+/* cls_prio's entries split by where they live: mine, rekeyed by minor
+ * (cls_minor), and rest (cls_prio). */
 struct prio_split {
 	struct ent *mine, *rest;
 	__u32 nmine, nrest;
@@ -619,15 +628,9 @@ static int put_prio(const struct maps *m, const struct ent *e, __u32 n, bool del
 		sp.mine[i].val[0] = sp.mine[i].val[1] = HTB_NO_CLASS;
 	if (!rc)
 		rc = put_ents(m->fd[M_MINOR], sizeof(__u32), sp.mine, sp.nmine);
-	if (!rc && !del)
-		rc = put_ents(m->fd[M_CLS + HTB_CLS_PRIO], sizeof(__u32), sp.rest, sp.nrest);
-	if (!rc && del) {
-		unsigned char *keys = ent_keys(sp.rest, sp.nrest, sizeof(__u32));
-
-		rc = keys ? map_delete_many(m->fd[M_CLS + HTB_CLS_PRIO], keys,
-					    sizeof(__u32), sp.nrest) : -ENOMEM;
-		free(keys);
-	}
+	if (!rc)
+		rc = (del ? del_ents : put_ents)(m->fd[M_CLS + HTB_CLS_PRIO],
+						 sizeof(__u32), sp.rest, sp.nrest);
 	split_free(&sp);
 	return rc;
 }
@@ -658,17 +661,9 @@ int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u3
 
 int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n)
 {
-	unsigned char *keys;
-	int rc;
-
 	if (c == HTB_CLS_PRIO)
 		return put_prio(m, e, n, true);
-	keys = ent_keys(e, n, cls_desc[c].ksize);
-	if (!keys)
-		return -ENOMEM;
-	rc = map_delete_many(m->fd[M_CLS + c], keys, cls_desc[c].ksize, n);
-	free(keys);
-	return rc;
+	return del_ents(m->fd[M_CLS + c], cls_desc[c].ksize, e, n);
 }
 
 /* cls_minor's entries that select a class in either generation, keyed by

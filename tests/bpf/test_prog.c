@@ -1159,11 +1159,12 @@ Test(prog, link_control_bypasses_a_full_class)
 	struct pkt arp, p;
 
 	cr_assert_eq(fx_class(&F, 0, HTB_NO_CLASS, MBIT(100), 0, 1500, 1500, SEC), 0);
-	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 50 * MS), 0);
+	/* 130 ms: above the floor of ten frames at 1 Mbit/s (121 ms) */
+	cr_assert_eq(fx_class(&F, 1, 0, MBIT(1), MBIT(1), 1500, 1500, 130 * MS), 0);
 	F.treeconf.default_idx = 1;
 	cr_assert_eq(fx_put_tree(&F), 0);
 	pkt_udp4(&p, 1500);
-	for (int i = 0; i < 20; i++)	/* past the limit's floor of ten frames */
+	for (int i = 0; i < 20; i++)
 		cr_assert_eq(fx_run(&F, &p, &in, NULL), 0);
 	cr_assert_gt(fx_view(&F, 1).drops, 0);	/* the default class is full */
 	before = fx_view(&F, 1);
