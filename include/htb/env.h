@@ -89,8 +89,10 @@ struct htb_decision {
 };
 
 /* Settings read per packet from the runtime map. The BPF program passes
- * this struct to global subprograms, whose callers must have written every
- * byte of it: hence pad, written as 0. */
+ * this struct to global subprograms; its 4 bytes of tail padding are
+ * never written, which the verifier accepts from a loader with
+ * CAP_PERFMON (uninitialized stack), as `load` requires (its packet reads
+ * need it too: src/loader/privs.c). */
 struct htb_params {
 	__u64 now;
 	__u64 horizon_ns;
