@@ -74,7 +74,7 @@ struct load_run {
 enum { STEP_DONE = 0, STEP_SKIPPED = 1, STEP_FAILED = -1 };
 
 static const struct dev_cmd load_cmd = {
-	.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+	.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_PROG | NEED_BPFFS,
 	.lock = true, .want = WANT_UNLOADED,
 };
 
@@ -100,7 +100,7 @@ static int ifb_name_free(struct load_run *r)
 static int check_ifb(struct load_run *r)
 {
 	static const struct dev_cmd ifb_cmd = {
-		.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS,
+		.verb = "load", .need = NEED_NET_ADMIN | NEED_BPF | NEED_PROG | NEED_BPFFS,
 		.lock = true, .device_may_be_gone = true, .want = WANT_UNLOADED,
 	};
 

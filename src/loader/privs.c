@@ -40,6 +40,9 @@ static void missing_caps(unsigned int need, char *buf, size_t len)
 	if ((need & NEED_BPF) && !have_cap(d, CAP_BPF) && !have_cap(d, CAP_SYS_ADMIN))
 		snprintf(buf + strlen(buf), len - strlen(buf), "%sCAP_BPF",
 			 *buf ? ", " : "");
+	if ((need & NEED_PROG) && !have_cap(d, CAP_PERFMON) && !have_cap(d, CAP_SYS_ADMIN))
+		snprintf(buf + strlen(buf), len - strlen(buf), "%sCAP_PERFMON",
+			 *buf ? ", " : "");
 }
 
 int privs_check(const struct ctx *ctx, const char *what, unsigned int need)
@@ -48,7 +51,7 @@ int privs_check(const struct ctx *ctx, const char *what, unsigned int need)
 	struct statfs sf;
 	int rc;
 
-	if (need & (NEED_NET_ADMIN | NEED_BPF)) {
+	if (need & (NEED_NET_ADMIN | NEED_BPF | NEED_PROG)) {
 		missing_caps(need, miss, sizeof(miss));
 		if (*miss) {
 			p_err(ctx, "%s needs root (missing %s)", what, miss);

@@ -21,6 +21,9 @@
 #define NEED_BPFFS	(1u << 2)	/* /sys/fs/bpf mounted */
 #define NEED_CLSACT	(1u << 3)	/* the kernel knows clsact */
 #define NEED_FQ		(1u << 4)	/* the kernel knows fq */
+/* load the egress program: the verifier takes its packet reads (pointer
+ * arithmetic on the packet) only with CAP_PERFMON */
+#define NEED_PROG	(1u << 5)
 
 /* Checks what `what` (the command name) needs, in the order a user would
  * fix them; prints one clear line and returns -1 at the first miss. */

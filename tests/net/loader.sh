@@ -43,6 +43,15 @@ test_non_root_load_refused() {
 test_non_root_show_refused() {
 	refused "needs root" as_nobody show dev "$SND_IF"
 }
+# Root's uid with CAP_BPF and CAP_NET_ADMIN but not CAP_PERFMON (nor
+# CAP_SYS_ADMIN, which implies it): the verifier refuses the program's
+# packet reads without it, so load names it before changing anything.
+test_load_without_perfmon_refused() {
+	snap "$tmp/s0"
+	refused "missing CAP_PERFMON" in_snd setpriv --bounding-set=-perfmon,-sys_admin \
+		"$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+	unchanged_since "$tmp/s0"
+}
 test_bad_config_refused_at_load() {
 	refused "rejected" h load dev "$SND_IF" config "$tmp/bad.ini" --no-qdisc
 }
