@@ -175,8 +175,9 @@ static __always_inline struct htb_class_batch *env_batch(__u32 idx)
 }
 
 /* This CPU's dev_stats entry: looked up where a packet needs it (its
- * counters are for the packets that are not shaped, its carry for a
- * leaf's within its rate), not for every packet up front. */
+ * counters, for the rarer packets: link control, unclassified, dropped,
+ * stale stamps; its carry, for a leaf's within its rate), not for every
+ * packet up front. */
 static __always_inline struct htb_dev_stats *this_cpu_stats(void)
 {
 	__u32 zero = 0;
@@ -303,11 +304,14 @@ struct pkt {
 	__u8 has_ports;
 	__u8 dscp;		/* the DS field's upper six bits */
 	__u16 sport, dport;	/* host order */
-	__u8 saddr[16];
-	__u8 daddr[16];		/* right after saddr, as in IPv6's header */
+	union {
+		struct {
+			__u8 saddr[16];
+			__u8 daddr[16];
+		};
+		__u8 addrs[32];	/* both, as IPv6's header has them */
+	};
 };
-_Static_assert(__builtin_offsetof(struct pkt, daddr) ==
-	       __builtin_offsetof(struct pkt, saddr) + 16, "parse() reads both at once");
 
 /*
  * len bytes of the packet at off into to: from the linear part, where an
@@ -379,19 +383,19 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		nexthdr = ip.protocol;
 		l4off = off + ip.ihl * 4;
 	} else if (proto == ETH_P_IPV6) {
-		__u8 h[8];	/* version, class, label, length, next header, hops */
+		__u8 fixed[8];	/* version, class, label, length, next header, hops */
 
 		/* the addresses straight into pk: copied through a whole
-		 * header, their bytes spilled, and the spills took
-		 * htb_egress's stack from 216 to 256 bytes, past 6.1's limit
-		 * for its deepest calls (docs/design.md, "Program size") */
-		if (hdr_load(skb, off, h, sizeof(h)) ||
-		    hdr_load(skb, off + 8, pk->saddr, 32))	/* and daddr */
+		 * header, their bytes were spilled, 40 bytes of htb_egress's
+		 * stack, which the deepest calls' 512 on 6.1 no longer had
+		 * room for (docs/design.md, "Program size") */
+		if (hdr_load(skb, off, fixed, sizeof(fixed)) ||
+		    hdr_load(skb, off + 8, pk->addrs, sizeof(pk->addrs)))
 			return;
 		pk->family = 6;
 		/* traffic class: the version's low nibble, then the next byte's high */
-		pk->dscp = ((h[0] & 0xf) << 2) | (h[1] >> 6);
-		nexthdr = h[6];
+		pk->dscp = ((fixed[0] & 0xf) << 2) | (fixed[1] >> 6);
+		nexthdr = fixed[6];
 		l4off = off + 40;
 		/* A few extension headers; anything stranger gets no ports. */
 		for (i = 0; i < HTB_V6_EXT_MAX; i++) {

@@ -642,6 +642,8 @@ HTB_SUBPROG int htb_leaf_commit(struct htb_env *env, const struct htb_params *p,
  * Schedule one packet of len bytes (wire length) for the leaf whose conf
  * is leaf, with incoming stamp in_ts (0: none). Fills d; returns an
  * enum htb_verdict. Charges the path on HTB_SEND and HTB_SEND_CE only.
+ * leaf must be the env's own entry, HTB_ENV_CONF(env, leaf->path[0]):
+ * the leaf's step reads it, the locked steps look it up again.
  */
 HTB_INLINE int htb_schedule(struct htb_env *env,
 			    const struct htb_class_conf *leaf,

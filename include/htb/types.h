@@ -176,7 +176,9 @@ struct htb_class_state {
  * or HTB_BATCH_NS of the class's rate, ceil or borrow tokens. The class's
  * true counters are its class_state's plus every CPU's batch (`htbctl
  * show` adds them; `bpftool map dump` of class_state shows the applied
- * part). Leaves are never batched: their entries stay zero.
+ * part). A leaf's batch holds its packets charged without its lock (within
+ * its rate: htb_leaf_try_unlocked), applied with its next locked packet or
+ * when due.
  */
 struct htb_class_batch {
 	__u64 r;		/* rate cost, 2^-rshift ns (htb_l2t_prod) */
@@ -351,9 +353,8 @@ struct htb_path_carry {
 	__u32 pad;
 };
 
-/* Device-wide per-CPU counters (key 0), and the CPU's path carry: every
- * packet looks this entry up already, a map of the carry's own would be
- * one lookup more. */
+/* Device-wide per-CPU counters (key 0), and the CPU's path carry: one
+ * entry, one lookup, for a packet that needs either. */
 struct htb_dev_stats {
 	__u64 unclassified_packets;
 	__u64 unclassified_bytes;

@@ -677,6 +677,72 @@ Test(batch, leaf_fast_check_as_its_snapshot)
 	sim_free(&s);
 }
 
+/* htb_leaf_lends_at's shortcut at its edge: a conf (random rates, ceils,
+ * overheads), this CPU's batch of bytes at batch_lin - 1 or batch_lin,
+ * both carries at their largest, the rate or the ceil bucket at
+ * HTB_BATCH_NS - 1, HTB_BATCH_NS or + 1 (the shortcut's threshold) and the
+ * other full, the batch of this tree or of the previous one summed at
+ * half the rate: each decided as the snapshot decides. Some batches cost
+ * exactly HTB_BATCH_NS (the bound is reached), so a threshold one lower,
+ * or a batch at batch_lin let through, fails here. */
+Test(batch, lends_at_its_shortcut_edge)
+{
+	unsigned seed = 2605;
+	int tight = 0, refused = 0;
+
+	for (int i = 0; i < 3000; i++) {
+		__u64 rate = 10000 + rand_r(&seed) % GBIT(40);
+		__u64 ceil = rate + (rand_r(&seed) % 2 ? 0 : rand_r(&seed) % GBIT(40));
+		struct htb_class_params cp = {
+			.classid = 0x10002, .rate_Bps = rate, .ceil_Bps = ceil,
+			.limit_ns = SEC, .leaf = true, .overhead = rand_r(&seed) % 64,
+		};
+		struct htb_class_conf c, half;
+		struct htb_class_state st;
+		struct htb_class_batch a;
+		struct htb_params p = { .now = T0, .gen = 7 };
+		struct htb_one x = { .c = &c, .st = &st, .a = &a };
+		struct htb_blimit bl = { 0 };
+		struct htb_ready r;
+
+		cp.burst = cp.cburst = (__u32)HTB_MIN(ceil / 100, 1u << 30);	/* 10 ms */
+		cp.path[cp.depth++] = 1;
+		cr_assert_eq(htb_conf_from_params(&cp, &c), 0);
+		cp.rate_Bps = rate / 2;
+		cr_assert_eq(htb_conf_from_params(&cp, &half), 0);
+		if (!c.batch_lin)
+			continue;
+		for (int k = 0; k < 24; k++) {
+			int ceil_edge = k & 1, prev = k >> 1 & 1, at_lin = k >> 2 & 1;
+			__s64 edge = (__s64)HTB_BATCH_NS + (k >> 3) - 1;
+			__s64 toks, ctoks;
+			int want, got;
+
+			memset(&st, 0, sizeof(st));
+			st.t_c = p.now;
+			st.tokens = ceil_edge ? c.buffer : edge;
+			st.ctokens = ceil_edge ? edge : c.cbuffer;
+			st.rcarry = (1ull << c.rate.shift) - 1;
+			st.ccarry = (1ull << c.ceil.shift) - 1;
+			memset(&a, 0, sizeof(a));
+			htb_batch_lin_start(prev ? &half : &c, &a, prev ? p.gen - 1 : p.gen);
+			a.lin = c.batch_lin - 1 + at_lin;
+			a.packets = 3;
+			htb_ready_from(&x, &bl, &p, &r);
+			want = HTB_MAX(r.ceil_at, r.rate_at) <= p.now;
+			got = htb_leaf_lends_at(&x, &p, p.now);
+			cr_assert_eq(got, want, "rate %llu ceil %llu case %d: %d, the snapshot %d",
+				     (unsigned long long)rate, (unsigned long long)ceil, k, got, want);
+			refused += !want && edge >= (__s64)HTB_BATCH_NS - 1;
+			htb_toks_at_now(&x, 0, &toks, &ctoks);
+			tight += !prev && !at_lin &&
+				 (ceil_edge ? edge - ctoks : edge - toks) == (__s64)HTB_BATCH_NS;
+		}
+	}
+	cr_expect_gt(tight, 0, "no batch of bytes below batch_lin cost HTB_BATCH_NS");
+	cr_expect_gt(refused, 0);
+}
+
 /* A batch of bytes holds its generation where a batch of costs holds its
  * borrow ns (htb_batch_rprod): the snapshot's borrow bucket must not take
  * the one for the other. With the sharing loop's limit on, the leaf's
