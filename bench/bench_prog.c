@@ -6,6 +6,7 @@
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
  *              [--only depth|path|steps|cpus]   (only that table)
+ *              [--hold SECONDS]   (one case, for scripts/bench-profile.sh)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -94,6 +95,7 @@ struct bench {
 	int cpus[CPU_SETSIZE];	/* that mask, in order */
 	int nmask;
 	const char *only;	/* --only TABLE: depth, path, steps or cpus */
+	int hold;		/* --hold SECONDS: one case, for a profiler */
 };
 
 /*
@@ -940,6 +942,42 @@ static void two_cpus(void)
 	}
 }
 
+/*
+ * --hold SECONDS: the steps table's first case alone (the leaf of a
+ * depth-3 chain within its rate, AQM off, the whole program) run on this
+ * CPU for SECONDS, for scripts/bench-profile.sh, which samples it with
+ * perf and maps the samples to source lines through the program's id,
+ * printed first. Prints the case's best ns per packet at the end.
+ */
+static int hold_one(const struct bench *bn, const struct pkt *p)
+{
+	struct bpf_prog_info info = { 0 };
+	__u32 len = sizeof(info);
+	struct bcase c;
+	struct fx f;
+	double best = 1e18;
+	time_t end;
+
+	steps_open(&f, &steps_confs[0], 0, 3);
+	die_err(bpf_obj_get_info_by_fd(f.prog, &info, &len) ? -errno : 0, "prog info");
+	printf("htb_egress prog id %u: %s, depth 3, leaf within rate, %d s\n",
+	       info.id, steps_confs[0].name, bn->hold);
+	fflush(stdout);
+	c = (struct bcase){ .prog = f.prog, .in = { .priority = PU_CLASSID(2) } };
+	for (end = time(NULL) + bn->hold; time(NULL) < end;) {
+		struct bench one = *bn;
+
+		one.trials = 1;
+		measure(&one, &c, 1, p);
+		if (c.min < best)
+			best = c.min;
+	}
+	expect_level(&f, 2, 0, "hold");
+	printf("best %.1f ns/pkt\n", best);
+	fx_close(&f);
+	return 0;
+}
+
 static int parse_args(struct bench *bn, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -948,6 +986,7 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		{ "max-classes", required_argument, NULL, 'm' },
 		{ "cpus", required_argument, NULL, 'c' },
 		{ "only", required_argument, NULL, 'o' },
+		{ "hold", required_argument, NULL, 'h' },
 		{ 0 },
 	};
 	cpu_set_t mask;
@@ -966,6 +1005,7 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
 		case 'c': bn->ncpus = atoi(optarg); break;
+		case 'h': bn->hold = atoi(optarg); break;
 		case 'o':
 			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth") &&
 			    strcmp(optarg, "path") && strcmp(optarg, "steps")) {
@@ -977,7 +1017,8 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
-				"[--max-classes N] [--cpus N] [--only depth|path|steps|cpus]\n", argv[0]);
+				"[--max-classes N] [--cpus N] [--only depth|path|steps|cpus] "
+				"[--hold SECONDS]\n", argv[0]);
 			return -1;
 		}
 	}
@@ -1006,6 +1047,8 @@ int main(int argc, char **argv)
 	sched_setaffinity(0, sizeof(set), &set);
 	libbpf_set_print(NULL);
 	pkt_udp4(&p, 1000);
+	if (bn.hold)
+		return hold_one(&bn, &p);
 	if (bn.only && !strcmp(bn.only, "cpus")) {
 		table_cpus(&bn);
 		return 0;

@@ -58,7 +58,7 @@ static void share_run_report(const struct ctx *ctx, const struct share_run *r)
 	if (!r->ticks)
 		return;
 	p_info(ctx, "daemon: sharing loop: %llu ticks, %.1f us each, longest gap %.1f ms "
-	       "(ending %.1f s after the first tick), period %.0f ms, backlogged leaves let "
+	       "(ending %.3f s after the first tick), period %.0f ms, backlogged leaves let "
 	       "go %llu times", (unsigned long long)r->ticks,
 	       (double)r->busy_ns / (double)r->ticks / 1e3, (double)r->max_gap_ns / 1e6,
 	       r->max_gap_ns ? (double)(r->gap_end_ns - r->first_ns) / 1e9 : 0.0,

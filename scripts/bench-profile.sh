@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Where the egress program's time goes, by source line: bench_prog --hold
+# runs the steps table's first case (a depth-3 leaf within its rate, AQM
+# off) on CPU 0, perf samples that CPU, and bench/prog_lines.c maps the
+# samples to the program's lines through its jited line info. Needs root
+# and perf (Debian: linux-perf). The per-step table (bench_prog --only
+# steps) says how much each step costs; this says which lines, to within
+# a sample's skid (docs/log.md, "2026-12-05: The leaf's step, 1.5x").
+#   scripts/bench-profile.sh [SECONDS] [TOP]     (default 6 s, 40 lines)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+OUT=${OUTPUT:-build}
+secs=${1:-6} lines=${2:-40}
+[ "$(id -u)" = 0 ] || { echo "bench-profile: needs root to load BPF programs" >&2; exit 1; }
+command -v perf > /dev/null || { echo "bench-profile: needs perf (apt install linux-perf)" >&2; exit 1; }
+make -s "$OUT/bench/bench_prog" "$OUT/bench/prog_lines" > /dev/null
+hold= tmp=$(mktemp -d /tmp/htbctl-profile.XXXXXX)
+trap '[ -z "$hold" ] || kill "$hold" 2> /dev/null; wait 2> /dev/null; rm -rf "$tmp"' EXIT
+"$OUT/bench/bench_prog" --hold $((secs + 4)) > "$tmp/hold" &
+hold=$!
+for _ in $(seq 50); do grep -q "prog id" "$tmp/hold" && break; sleep 0.1; done
+id=$(sed -n 's/.*prog id \([0-9]*\).*/\1/p' "$tmp/hold")
+[ -n "$id" ] || { echo "bench-profile: bench_prog --hold printed no program id" >&2; exit 1; }
+sleep 1	# past the load and the first runs
+perf record -q -F 20000 -e cpu-clock -C 0 -o "$tmp/perf.data" -- sleep "$secs" > /dev/null 2>&1
+perf script -i "$tmp/perf.data" -F ip,sym 2> /dev/null > "$tmp/samples"
+head -1 "$tmp/hold"
+"$OUT/bench/prog_lines" "$id" "$lines" < "$tmp/samples"
+wait "$hold"
+tail -1 "$tmp/hold"
