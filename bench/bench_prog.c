@@ -1005,7 +1005,13 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
 		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
 		case 'c': bn->ncpus = atoi(optarg); break;
-		case 'h': bn->hold = atoi(optarg); break;
+		case 'h':
+			bn->hold = atoi(optarg);
+			if (bn->hold < 1) {
+				fprintf(stderr, "bench: --hold %s: seconds, at least 1\n", optarg);
+				return -1;
+			}
+			break;
 		case 'o':
 			if (strcmp(optarg, "cpus") && strcmp(optarg, "depth") &&
 			    strcmp(optarg, "path") && strcmp(optarg, "steps")) {

@@ -251,10 +251,10 @@ const volatile bool test_clock = false;
  *
  * What it drops is a jump it never saw taken to code no other path
  * reaches; a load of the switch it leaves. So htb_egress reads the
- * switches once (stop, given_hash), and each cut's return is its own
- * (the empty asm: clang would otherwise join them, and join them with
- * the program's other returns of TC_ACT_OK, which the verifier does see
- * taken). Five loads and three kept compares were 0.5-1 ns a packet
+ * switches once (stop, given_hash), and each cut's taken branch is a
+ * block of its own (the empty asm with the cut's number: clang would
+ * otherwise jump straight to the program's shared return of TC_ACT_OK,
+ * which the verifier does see taken). Five loads and three kept compares were 0.5-1 ns a packet
  * (docs/log.md, "2026-12-05: The leaf's step, 1.5x").
  */
 const volatile __u32 bench_stop = 0;

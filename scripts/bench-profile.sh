@@ -12,9 +12,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 OUT=${OUTPUT:-build}
 secs=${1:-6} lines=${2:-40}
+[[ $secs =~ ^[1-9][0-9]*$ && $lines =~ ^[1-9][0-9]*$ ]] ||
+	{ echo "usage: $0 [SECONDS] [TOP] (whole numbers above 0)" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "bench-profile: needs root to load BPF programs" >&2; exit 1; }
 command -v perf > /dev/null || { echo "bench-profile: needs perf (apt install linux-perf)" >&2; exit 1; }
-make -s "$OUT/bench/bench_prog" "$OUT/bench/prog_lines" > /dev/null
+make -s OUTPUT="$OUT" "$OUT/bench/bench_prog" "$OUT/bench/prog_lines" > /dev/null
 hold= tmp=$(mktemp -d /tmp/htbctl-profile.XXXXXX)
 trap '[ -z "$hold" ] || kill "$hold" 2> /dev/null; wait 2> /dev/null; rm -rf "$tmp"' EXIT
 "$OUT/bench/bench_prog" --hold $((secs + 4)) > "$tmp/hold" &
