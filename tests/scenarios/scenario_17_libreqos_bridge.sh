@@ -13,7 +13,8 @@
 # nodes above leave room for all of them: nothing above is short), the
 # idle ones receive nothing, each direction's whole within 1%. htbctl
 # alone: kernel HTB beside it is scenario 13's job, and 2,048 linear u32
-# filters would measure the emulator.
+# filters would measure the emulator. CoDel is off in the imported config
+# (rates are the subject; why, below).
 . "$(dirname "$0")/../lib/shaping.sh"
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/forward.sh"
@@ -70,6 +71,16 @@ conf=$work/conf/libreqos.ini
 t0=$SECONDS
 "$HTBCTL" import libreqos "$lq/ShapedDevices.csv" "$lq/network.json" --upload-dev "$FWD_UP" \
 	-o "$conf" 2> "$work/import.err" || { fail "scenario17: import libreqos: $(head -3 "$work/import.err" | tr '\n' ' ')"; exit 1; }
+# Rates are this case's subject, not CoDel (scenarios 10 and 12-14 judge
+# it beside kernel HTB's fq_codel): CoDel keeps a class's queue near its
+# 5 ms target, and the senders, offering 1.5x through a VM that the host
+# stops for tens of ms, leave a class idle once that queue drains. CI's
+# run at d126cca (the download sender skipping 6.2%) and three of three
+# runs here with the VM stopped 60 ms every 0.66 s fell 1.2-4.9% short;
+# without CoDel the class's queue (121 ms at a 1 Mbit/s Max) covers such
+# a stall, and the same three runs stayed within 0.9% (docs/log.md,
+# "Scenario 17 and the emulator's stalls")
+sed -i '/^\[device\]/a aqm = off' "$conf" || { fail "scenario17: aqm = off into the config"; exit 1; }
 n=$(grep -c '^\[class' "$conf")
 step "imported: $n classes, $NSUB circuits, $((NSUB / EVERY)) active, in $((SECONDS - t0)) s"
 cp "$lq"/* "$conf" "$RESULTS/" 2> /dev/null

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# tests/tools/flowgen, the forwarding scenarios' sender: its report, which
+# the scenarios print to say when the VM did not run a sender (scenario
+# 17's "senders: down skipped N%"). A sender at 1 Mbit/s of 1000-byte
+# datagrams (125 a second) is stopped (SIGSTOP) for 600 ms in its second
+# of three: 75 datagrams fall due in the stop, of which it sends 20 ms of
+# its rate (3) at once and skips the rest. The bars leave room for a busy
+# host; the sender runs a round every millisecond otherwise.
+
+FG=$(dirname "$HTBCTL")/tests/tools/flowgen
+
+setup() { [ -x "$FG" ] || fail "no $FG (make tests builds it)"; }
+
+# report FIELD: that field of the one target's line in $tmp/send
+report() { awk -v f="$1" '$1 == "target" { for (i = 3; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$tmp/send"; }
+
+test_a_stall_is_skipped_beyond_20_ms() {
+	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 \
+		"$RCV_IP4,9000,1,1m" > "$tmp/send" 2>&1 &
+	local pid=$! s p e
+	sleep 1
+	kill -STOP $pid
+	sleep 0.6
+	kill -CONT $pid
+	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
+	s=$(report skipped) p=$(report sent_packets) e=$(report errors)
+	[ -n "$s" ] && [ -n "$p" ] && [ -n "$e" ] || fail "no report: $(oneline "$tmp/send")"
+	[ "$s" -ge 60 ] && [ "$s" -le 120 ] || fail "skipped $s datagrams, not 60-120: $(oneline "$tmp/send")"
+	# what 3 s at 125 a second asked for, less at most the last round's
+	[ $((p + e + s)) -ge 370 ] && [ $((p + e + s)) -le 376 ] ||
+		fail "sent $p, refused $e and skipped $s, not 370-376 in all: $(oneline "$tmp/send")"
+	note "sent $p, skipped $s"
+}
+
+. "$(dirname "$0")/../lib/runner.sh"
