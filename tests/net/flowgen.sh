@@ -3,11 +3,12 @@
 # the scenarios print to say when the VM did not run a sender (scenario
 # 17's "senders: down skipped N%"). A sender at 1 Mbit/s of 1000-byte
 # datagrams (125 a second) is stopped (SIGSTOP) for 600 ms in its second
-# of three: 75 datagrams fall due in the stop, of which it sends 20 ms of
-# its rate (3) at once and skips the rest. The bars leave room for a busy
-# host; the sender runs a round every millisecond otherwise.
+# of three: 75 datagrams fall due in the stop (a few more if it runs
+# long), of which it sends 20 ms of its rate (3) at once and skips the
+# rest: 72 or more (70: a burst 15 ms longer fails), at most 120 (room for
+# a busy host's own stalls; the sender runs a round every millisecond).
 
-FG=$(dirname "$HTBCTL")/tests/tools/flowgen
+FG=${FLOWGEN:-$(dirname "$HTBCTL")/tests/tools/flowgen}
 
 setup() { [ -x "$FG" ] || fail "no $FG (make tests builds it)"; }
 
@@ -25,10 +26,10 @@ test_a_stall_is_skipped_beyond_20_ms() {
 	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
 	s=$(report skipped) p=$(report sent_packets) e=$(report errors)
 	[ -n "$s" ] && [ -n "$p" ] && [ -n "$e" ] || fail "no report: $(oneline "$tmp/send")"
-	[ "$s" -ge 60 ] && [ "$s" -le 120 ] || fail "skipped $s datagrams, not 60-120: $(oneline "$tmp/send")"
-	# what 3 s at 125 a second asked for, less at most the last round's
-	[ $((p + e + s)) -ge 370 ] && [ $((p + e + s)) -le 376 ] ||
-		fail "sent $p, refused $e and skipped $s, not 370-376 in all: $(oneline "$tmp/send")"
+	[ "$s" -ge 70 ] && [ "$s" -le 120 ] || fail "skipped $s datagrams, not 70-120: $(oneline "$tmp/send")"
+	# what 3 s at 125 a second asked for: the last round runs at 3 s
+	[ $((p + e + s)) = 375 ] ||
+		fail "sent $p, refused $e and skipped $s, not 375 in all: $(oneline "$tmp/send")"
 	note "sent $p, skipped $s"
 }
 
