@@ -83,21 +83,27 @@ HTB_INLINE int htb_one_of(struct htb_env *env, __u32 idx, struct htb_one *x)
 /* A class's rate and ceil buckets diff ns after t_c, less what this CPU
  * charged and has not applied yet, with the carries: what applying its
  * batch would leave. */
-HTB_INLINE void htb_toks_at_now(const struct htb_one *x, __s64 diff,
-				__s64 *toks, __s64 *ctoks)
+/* What x's pending batch costs, taken off its filled buckets. */
+HTB_INLINE void htb_batch_debit(const struct htb_one *x, __s64 *toks, __s64 *ctoks)
 {
 	const struct htb_class_conf *c = x->c;
 	const struct htb_class_batch *a = x->a;
 	const struct htb_class_state *st = x->st;
 
-	*toks = htb_fill(st->tokens, diff, c->buffer);
-	*ctoks = htb_fill(st->ctokens, diff, c->cbuffer);
 	if (a && a->packets) {
 		__u64 rc = st->rcarry, cc = st->ccarry;
 
 		*toks -= (__s64)htb_carry_ns(htb_batch_rcost(c, a), c->rate.shift, &rc);
 		*ctoks -= (__s64)htb_carry_ns(htb_batch_ccost(c, a), c->ceil.shift, &cc);
 	}
+}
+
+HTB_INLINE void htb_toks_at_now(const struct htb_one *x, __s64 diff,
+				__s64 *toks, __s64 *ctoks)
+{
+	*toks = htb_fill(x->st->tokens, diff, x->c->buffer);
+	*ctoks = htb_fill(x->st->ctokens, diff, x->c->cbuffer);
+	htb_batch_debit(x, toks, ctoks);
 }
 
 HTB_INLINE void htb_ready_from(const struct htb_one *x, const struct htb_blimit *bl,
@@ -497,8 +503,8 @@ HTB_INLINE int htb_leaf_lends_at(const struct htb_one *x, const struct htb_param
 	if (toks >= (__s64)HTB_BATCH_NS && ctoks >= (__s64)HTB_BATCH_NS &&
 	    (!a || !a->packets || (a->lin && a->b == p->gen && a->lin < c->batch_lin)))
 		return 1;
-	htb_toks_at_now(x, diff, &toks, &ctoks);
-	return toks + ahead >= 0 && ctoks + ahead >= 0;
+	htb_batch_debit(x, &toks, &ctoks);
+	return toks >= 0 && ctoks >= 0;
 }
 
 /* The leaf's borrow bucket at the limit now in force, once per change of
