@@ -254,8 +254,9 @@ const volatile bool test_clock = false;
  * switches once (stop, given_hash), and each cut's taken branch is a
  * block of its own (the empty asm with the cut's number: clang would
  * otherwise jump straight to the program's shared return of TC_ACT_OK,
- * which the verifier does see taken). Five loads and three kept compares were 0.5-1 ns a packet
- * (docs/log.md, "2026-12-05: The leaf's step, 1.5x").
+ * which the verifier does see taken). Five loads and three kept
+ * compares were 0.5-1 ns a packet (docs/log.md, "2026-12-05: The leaf's
+ * step, 1.5x").
  */
 const volatile __u32 bench_stop = 0;
 #define BENCH_STOP(n)	do {							\
@@ -383,20 +384,23 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *pk)
 		nexthdr = ip.protocol;
 		l4off = off + ip.ihl * 4;
 	} else if (proto == ETH_P_IPV6) {
-		__u8 fixed[8];	/* version, class, label, length, next header, hops */
+		/* version, class, label, length, next header, hops (the
+		 * builtin: libbpf's offsetof is no constant to clang, and as an
+		 * index it cost the verifier 940 instructions more) */
+		__u8 fixed[__builtin_offsetof(struct ipv6hdr, saddr)];
 
 		/* the addresses straight into pk: copied through a whole
 		 * header, their bytes were spilled, 40 bytes of htb_egress's
 		 * stack, which the deepest calls' 512 on 6.1 no longer had
 		 * room for (docs/design.md, "Program size") */
 		if (hdr_load(skb, off, fixed, sizeof(fixed)) ||
-		    hdr_load(skb, off + 8, pk->addrs, sizeof(pk->addrs)))
+		    hdr_load(skb, off + sizeof(fixed), pk->addrs, sizeof(pk->addrs)))
 			return;
 		pk->family = 6;
 		/* traffic class: the version's low nibble, then the next byte's high */
 		pk->dscp = ((fixed[0] & 0xf) << 2) | (fixed[1] >> 6);
-		nexthdr = fixed[6];
-		l4off = off + 40;
+		nexthdr = fixed[__builtin_offsetof(struct ipv6hdr, nexthdr)];
+		l4off = off + sizeof(struct ipv6hdr);
 		/* A few extension headers; anything stranger gets no ports. */
 		for (i = 0; i < HTB_V6_EXT_MAX; i++) {
 			__u8 h[8];
