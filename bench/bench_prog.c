@@ -953,10 +953,11 @@ static int hold_one(const struct bench *bn, const struct pkt *p)
 {
 	struct bpf_prog_info info = { 0 };
 	__u32 len = sizeof(info);
+	struct bench one = *bn;
+	struct timespec t0, t;
 	struct bcase c;
 	struct fx f;
 	double best = 1e18;
-	time_t end;
 
 	steps_open(&f, &steps_confs[0], 0, 3);
 	die_err(bpf_obj_get_info_by_fd(f.prog, &info, &len) ? -errno : 0, "prog info");
@@ -964,14 +965,14 @@ static int hold_one(const struct bench *bn, const struct pkt *p)
 	       info.id, steps_confs[0].name, bn->hold);
 	fflush(stdout);
 	c = (struct bcase){ .prog = f.prog, .in = { .priority = PU_CLASSID(2) } };
-	for (end = time(NULL) + bn->hold; time(NULL) < end;) {
-		struct bench one = *bn;
-
-		one.trials = 1;
+	one.trials = 1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
 		measure(&one, &c, 1, p);
 		if (c.min < best)
 			best = c.min;
-	}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < bn->hold);
 	expect_level(&f, 2, 0, "hold");
 	printf("best %.1f ns/pkt\n", best);
 	fx_close(&f);

@@ -1,43 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where a loaded BPF program's time goes, by source line: perf's samples
- * (`perf script -F ip,sym` on stdin) mapped through the program's
- * jited_line_info and line_info, which bpftool prints only when it is
+ * (`perf script -F ip,sym` on stdin) mapped through the program's line
+ * info by libbpf's bpf_prog_linfo, which bpftool uses only when it is
  * built with a disassembler (Debian's is not). scripts/bench-profile.sh
  * runs it; docs/log.md, "2026-12-05: The leaf's step, 1.5x", is what it
  * was written for.
  *
  *   prog_lines PROG_ID [TOP] < samples
  *
- * Prints the samples' share per symbol (the kernel's clock, test_run,
- * each of the program's functions), then per source line of the program
- * (a sample lands on the instruction after a slow one as often as on the
- * slow one: read a line's neighbours too).
+ * Prints the samples' share per symbol (the twelve largest: the kernel's
+ * clock, test_run, the program's functions), then per source line of the
+ * program, the TOP largest (default 40). A sample counts for a line only
+ * inside one of the program's own jitted functions. (A sample lands on
+ * the instruction after a slow one as often as on the slow one: read a
+ * line's neighbours too.)
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
-struct line {
-	__u64 addr;
-	const char *where;	/* file:line */
-	const char *text;
-	long hits;
-};
+#define MAX_SYMS	512
+#define MAX_LINES	4096
 
 struct tally {
-	char name[128];
+	char name[128];		/* a symbol, or a line's file:line */
+	const char *text;	/* a line's source */
 	long hits;
 };
 
-static int by_addr(const void *a, const void *b)
-{
-	const struct line *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
+/* The program's functions and line info, as the kernel reports them. */
+struct prog {
+	struct bpf_prog_info info;
+	struct bpf_prog_linfo *linfo;
+	struct btf *btf;
+	__u64 *ksyms;
+	__u32 *lens;
+	void *li, *jli;
+};
 
 static int by_hits(const void *a, const void *b)
 {
@@ -46,139 +50,161 @@ static int by_hits(const void *a, const void *b)
 	return x->hits < y->hits ? 1 : x->hits > y->hits ? -1 : 0;
 }
 
-static int line_by_hits(const void *a, const void *b)
+static int by_ip(const void *a, const void *b)
 {
-	const struct line *x = a, *y = b;
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
 
-	return x->hits < y->hits ? 1 : x->hits > y->hits ? -1 : 0;
+	return x < y ? -1 : x > y;
 }
 
-/* The program's line records, sorted by address; NULL on failure. */
-static struct line *read_lines(int fd, __u32 *n)
+/* Fills pr from the program fd; NULL, or why not. */
+static const char *prog_read(int fd, struct prog *pr)
 {
-	struct bpf_prog_info info = { 0 }, full = { 0 };
-	__u32 len = sizeof(info);
-	struct bpf_line_info *li;
-	struct line *out;
-	struct btf *btf;
-	__u64 *jli;
+	struct bpf_prog_info *in = &pr->info, first = { 0 };
+	__u32 len = sizeof(first);
 
-	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.nr_jited_line_info)
-		return NULL;
-	*n = info.nr_jited_line_info;
-	li = calloc(info.nr_line_info, sizeof(*li));
-	jli = calloc(*n, sizeof(*jli));
-	out = calloc(*n, sizeof(*out));
-	btf = btf__load_from_kernel_by_id(info.btf_id);
-	if (!li || !jli || !out || !btf)
-		return NULL;
-	full.nr_line_info = info.nr_line_info;
-	full.line_info_rec_size = sizeof(*li);
-	full.line_info = (unsigned long)li;
-	full.nr_jited_line_info = *n;
-	full.jited_line_info_rec_size = sizeof(*jli);
-	full.jited_line_info = (unsigned long)jli;
-	len = sizeof(full);
-	if (bpf_obj_get_info_by_fd(fd, &full, &len))
-		return NULL;
-	for (__u32 i = 0; i < *n; i++) {
-		const char *f = btf__name_by_offset(btf, li[i].file_name_off);
-		const char *base = f ? strrchr(f, '/') : NULL;
-		char buf[256];
-
-		snprintf(buf, sizeof(buf), "%s:%u", base ? base + 1 : f ? f : "?",
-			 BPF_LINE_INFO_LINE_NUM(li[i].line_col));
-		out[i].addr = jli[i];
-		out[i].where = strdup(buf);
-		out[i].text = btf__name_by_offset(btf, li[i].line_off);
-	}
-	qsort(out, *n, sizeof(*out), by_addr);
-	return out;
+	if (bpf_obj_get_info_by_fd(fd, &first, &len))
+		return strerror(errno);
+	if (!first.nr_jited_ksyms || !first.nr_jited_line_info)
+		return "not JITed, or no line info (no BTF)";
+	pr->ksyms = calloc(first.nr_jited_ksyms, sizeof(*pr->ksyms));
+	pr->lens = calloc(first.nr_jited_func_lens, sizeof(*pr->lens));
+	pr->li = calloc(first.nr_line_info, first.line_info_rec_size);
+	pr->jli = calloc(first.nr_jited_line_info, first.jited_line_info_rec_size);
+	if (!pr->ksyms || !pr->lens || !pr->li || !pr->jli)
+		return "out of memory";
+	*in = (struct bpf_prog_info){
+		.nr_jited_ksyms = first.nr_jited_ksyms,
+		.jited_ksyms = (unsigned long)pr->ksyms,
+		.nr_jited_func_lens = first.nr_jited_func_lens,
+		.jited_func_lens = (unsigned long)pr->lens,
+		.nr_line_info = first.nr_line_info,
+		.line_info_rec_size = first.line_info_rec_size,
+		.line_info = (unsigned long)pr->li,
+		.nr_jited_line_info = first.nr_jited_line_info,
+		.jited_line_info_rec_size = first.jited_line_info_rec_size,
+		.jited_line_info = (unsigned long)pr->jli,
+	};
+	len = sizeof(*in);
+	if (bpf_obj_get_info_by_fd(fd, in, &len))
+		return strerror(errno);
+	if (!in->jited_ksyms || !in->jited_line_info || !pr->ksyms[0])
+		return "the kernel hides its addresses (sysctl kernel.kptr_restrict)";
+	pr->linfo = bpf_prog_linfo__new(in);
+	if (!pr->linfo)
+		return "libbpf could not read its line info";
+	pr->btf = btf__load_from_kernel_by_id(first.btf_id);
+	return pr->btf ? NULL : "its BTF could not be read";
 }
 
-/* the line record covering addr (the last at or below it), or NULL */
-static struct line *line_at(struct line *l, __u32 n, __u64 addr)
+/* The program's function holding ip, or -1: another program, the kernel. */
+static int func_of(const struct prog *pr, __u64 ip)
 {
-	__u32 lo = 0, hi = n;
-
-	while (lo < hi) {
-		__u32 mid = (lo + hi) / 2;
-
-		if (l[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &l[lo - 1] : NULL;
+	for (__u32 i = 0; i < pr->info.nr_jited_ksyms; i++)
+		if (ip >= pr->ksyms[i] && ip < pr->ksyms[i] + pr->lens[i])
+			return (int)i;
+	return -1;
 }
 
-static void count_symbol(struct tally *t, int *nt, int max, const char *sym)
+static struct tally *count(struct tally *t, int *n, int max, const char *name)
 {
-	for (int i = 0; i < *nt; i++)
-		if (!strcmp(t[i].name, sym)) {
-			t[i].hits++;
-			return;
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(t[i].name, name))
+			return &t[i];
+	if (*n == max)
+		return NULL;
+	snprintf(t[*n].name, sizeof(t[*n].name), "%.127s", name);
+	return &t[(*n)++];
+}
+
+/* Each sampled address's line, counted as many times as it was sampled
+ * (ips sorted: one lookup per address). */
+static void count_lines(const struct prog *pr, const __u64 *ips, size_t n,
+			struct tally *lines, int *nl)
+{
+	for (size_t i = 0, k; i < n; i = k) {
+		const struct bpf_line_info *l;
+		const char *f, *base;
+		struct tally *t;
+		char where[128];
+		int fn = func_of(pr, ips[i]);
+
+		for (k = i; k < n && ips[k] == ips[i]; k++)
+			;
+		l = fn < 0 ? NULL : bpf_prog_linfo__lfind_addr_func(pr->linfo, ips[i], fn, 0);
+		if (!l)
+			continue;
+		f = btf__name_by_offset(pr->btf, l->file_name_off);
+		base = f ? strrchr(f, '/') : NULL;
+		snprintf(where, sizeof(where), "%s:%u", base ? base + 1 : f ? f : "?",
+			 BPF_LINE_INFO_LINE_NUM(l->line_col));
+		t = count(lines, nl, MAX_LINES, where);
+		if (t) {
+			t->hits += (long)(k - i);
+			t->text = btf__name_by_offset(pr->btf, l->line_off);
 		}
-	if (*nt < max) {
-		snprintf(t[*nt].name, sizeof(t[*nt].name), "%.127s", sym);
-		t[(*nt)++].hits = 1;
 	}
+}
+
+static void print_top(const struct tally *t, int n, int top, long total)
+{
+	for (int i = 0; i < n && i < top && t[i].hits; i++)
+		printf("%6.2f%%  %-22s %.70s\n", 100.0 * t[i].hits / total, t[i].name,
+		       t[i].text ? t[i].text + strspn(t[i].text, " \t") : "");
 }
 
 int main(int argc, char **argv)
 {
-	static struct tally syms[512];
-	int fd, nsym = 0, top = argc > 2 ? atoi(argv[2]) : 40;
+	static struct tally syms[MAX_SYMS], lines[MAX_LINES];
+	int fd, nsym = 0, nline = 0;
+	unsigned long id, top = 40;
+	size_t nip = 0, cap = 0;
+	struct prog pr = { 0 };
+	__u64 *ips = NULL;
+	const char *why;
 	long total = 0;
-	char buf[512];
-	struct line *l;
-	__u32 n = 0;
+	char buf[512], *end;
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: %s PROG_ID [TOP] < perf-script-output\n", argv[0]);
+	if (argc < 2 || argc > 3 || !(id = strtoul(argv[1], &end, 10)) || *end ||
+	    (argc == 3 && (!(top = strtoul(argv[2], &end, 10)) || *end))) {
+		fprintf(stderr, "usage: %s PROG_ID [TOP] < perf-script-output (whole numbers)\n",
+			argv[0]);
 		return 2;
 	}
-	fd = bpf_prog_get_fd_by_id((__u32)strtoul(argv[1], NULL, 10));
-	l = fd < 0 ? NULL : read_lines(fd, &n);
-	if (!l) {
-		fprintf(stderr, "prog_lines: program %s: no jited line info (not loaded, "
-			"or not root)\n", argv[1]);
+	fd = bpf_prog_get_fd_by_id((__u32)id);
+	why = fd < 0 ? strerror(errno) : prog_read(fd, &pr);
+	if (why) {
+		fprintf(stderr, "prog_lines: program %lu: %s\n", id, why);
 		return 1;
 	}
 	while (fgets(buf, sizeof(buf), stdin)) {
-		char sym[256];
 		unsigned long long ip;
-		struct line *at;
+		struct tally *t;
+		char sym[256];
 
 		if (sscanf(buf, "%llx %255s", &ip, sym) != 2)
 			continue;
 		total++;
-		count_symbol(syms, &nsym, 512, sym);
-		if (strncmp(sym, "bpf_prog_", 9))
-			continue;
-		at = line_at(l, n, ip);
-		if (at)
-			at->hits++;
+		t = count(syms, &nsym, MAX_SYMS, sym);
+		if (t)
+			t->hits++;
+		if (nip == cap && !(ips = realloc(ips, (cap = cap * 2 + 4096) * sizeof(*ips)))) {
+			fprintf(stderr, "prog_lines: out of memory\n");
+			return 1;
+		}
+		ips[nip++] = ip;
 	}
 	if (!total) {
 		fprintf(stderr, "prog_lines: no samples on stdin\n");
 		return 1;
 	}
-	/* one tally per file:line, summed into its first record */
-	for (__u32 i = 0; i < n; i++)
-		for (__u32 k = i + 1; k < n; k++)
-			if (l[k].hits && !strcmp(l[i].where, l[k].where)) {
-				l[i].hits += l[k].hits;
-				l[k].hits = 0;
-			}
+	qsort(ips, nip, sizeof(*ips), by_ip);
+	count_lines(&pr, ips, nip, lines, &nline);
 	qsort(syms, nsym, sizeof(*syms), by_hits);
-	qsort(l, n, sizeof(*l), line_by_hits);
+	qsort(lines, nline, sizeof(*lines), by_hits);
 	printf("%ld samples\n\nby symbol\n", total);
-	for (int i = 0; i < nsym && i < 12; i++)
-		printf("%6.2f%%  %s\n", 100.0 * syms[i].hits / total, syms[i].name);
+	print_top(syms, nsym, 12, total);
 	printf("\nby line of the program (of all samples)\n");
-	for (int i = 0; i < (int)n && i < top && l[i].hits; i++)
-		printf("%6.2f%%  %-22s %.70s\n", 100.0 * l[i].hits / total, l[i].where,
-		       l[i].text ? l[i].text + strspn(l[i].text, " \t") : "");
+	print_top(lines, nline, (int)top, total);
 	return 0;
 }
