@@ -179,16 +179,17 @@ why=$(goodput_why defaults)
 # own-class ping 2.0, HTB + fq_codel 6.6), so the bar on the lane's
 # common case is the p95, within 2 ms of the own-class ping's p99, and
 # the tail is judged against HTB + fq_codel's request by request, as the
-# forwarding scenarios' (tests/lib/shaping.sh, rtt_paired): more than 2 ms
+# forwarding scenarios' (tests/lib/rtt.sh, rtt_judge): more than 2 ms
 # later on at most 1% of the requests more than fq_codel's was, beyond
-# chance. (The p99 of the two was the bar until 2026-12-03: a p99 is the
-# emulator's few longest stalls.)
+# chance, or else in at most 1% of the 250 ms blocks. (The p99 of the
+# two was the bar until 2026-12-03: a p99 is the emulator's few longest
+# stalls.)
 le "${p95[defaults]:-nan}" "$(awk -v o="${p99[own.defaults]:-nan}" 'BEGIN { print o + 2 }')" ||
 	why+="ping p95 ${p95[defaults]:-?} ms, more than 2 ms above its own class's p99 ${p99[own.defaults]:-?}; "
-read -r m later earlier <<<"$(rtt_paired "$dir/defaults.s10c.ping" "$dir/defaults.s10k.ping" 2)"
-step "defaults: of $m requests htbctl's more than 2 ms later on $later, HTB + fq_codel's on $earlier"
-rtt_no_later "$m" "$later" "$earlier" ||
-	why+="ping more than 2 ms above HTB + fq_codel's on $later of $m requests, fq_codel's above htbctl's on $earlier (p99 ${p99[defaults]:-?} against ${p99[htb.defaults]:-?}); "
+read -r m later earlier bm blater bearlier <<<"$(rtt_judge "$dir/defaults.s10c.ping" "$dir/defaults.s10k.ping" 2 $GAP_US)"
+step "defaults: of $m requests htbctl's more than 2 ms later on $later, HTB + fq_codel's on $earlier; of $bm blocks of $RTT_BLOCK_MS ms htbctl's later in $blater, fq_codel's in $bearlier"
+rtt_no_later "$m" "$later" "$earlier" "$bm" "$blater" "$bearlier" ||
+	why+="ping more than 2 ms above HTB + fq_codel's on $later of $m requests and in $blater of $bm blocks of $RTT_BLOCK_MS ms, fq_codel's above htbctl's on $earlier and in $bearlier (p99 ${p99[defaults]:-?} against ${p99[htb.defaults]:-?}); "
 verdict defaults "p95 <= own p99 + 2, later <= fq_codel's + 1% + 3sd" "${why%; }"
 # ECN: CoDel signals by marking the uploads' packets (ECT). A packet that
 # is not ECT when a signal falls on it is dropped, as RFC 3168 says: the
