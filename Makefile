@@ -150,7 +150,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(filter-out src/cli/main.c,$(SRCS)) | $(SKELS)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(OUTPUT) $< $(filter-out src/cli/main.c,$(SRCS)) \
 		$(LDLIBS) -o $@
 
-tests: $(UNIT_BINS) $(BPFT_BINS) $(CLSPROBE) $(TOOL_BINS) $(OUTPUT)/htbctl $(OUTPUT)/htbctl-test \
+tests: $(UNIT_BINS) $(BPFT_BINS) $(CLSPROBE) $(TOOL_BINS) $(BENCH_BINS) $(OUTPUT)/htbctl $(OUTPUT)/htbctl-test \
 	$(BPF_OBJS)
 
 # All tiers, with a summary per tier (tests/run.sh).

@@ -6,7 +6,8 @@
  *
  *   bench_prog [--trials N] [--repeat N] [--max-classes N] [--cpus N]
  *              [--only depth|path|steps|cpus]   (only that table)
- *              [--hold SECONDS]   (one case, for scripts/bench-profile.sh)
+ *   bench_prog --hold SECONDS [--repeat N]   (one case alone, for
+ *                                            scripts/bench-profile.sh)
  *
  * What is measured (printed with the results):
  * - "hot": one test_run call with repeat R re-runs the same packet R times
@@ -990,8 +991,8 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 		{ "hold", required_argument, NULL, 'h' },
 		{ 0 },
 	};
+	int c, table_opts = 0;	/* options of the tables, which --hold refuses */
 	cpu_set_t mask;
-	int c;
 
 	*bn = (struct bench){ .trials = 40, .repeat = 100000, .max_classes = 1000000 };
 	/* the CPUs this process may run on, before main pins itself to one */
@@ -1002,10 +1003,10 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 	bn->ncpus = bn->nmask;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
-		case 't': bn->trials = atoi(optarg); break;
+		case 't': bn->trials = atoi(optarg); table_opts++; break;
 		case 'r': bn->repeat = strtoul(optarg, NULL, 10); break;
-		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); break;
-		case 'c': bn->ncpus = atoi(optarg); break;
+		case 'm': bn->max_classes = strtoul(optarg, NULL, 10); table_opts++; break;
+		case 'c': bn->ncpus = atoi(optarg); table_opts++; break;
 		case 'h':
 			bn->hold = atoi(optarg);
 			if (bn->hold < 1) {
@@ -1021,6 +1022,7 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 				return -1;
 			}
 			bn->only = optarg;
+			table_opts++;
 			break;
 		default:
 			fprintf(stderr, "usage: %s [--trials N] [--repeat N] "
@@ -1028,6 +1030,11 @@ static int parse_args(struct bench *bn, int argc, char **argv)
 				"[--hold SECONDS]\n", argv[0]);
 			return -1;
 		}
+	}
+	if (bn->hold && table_opts) {
+		fprintf(stderr, "bench: --hold runs one case on one CPU: not with --only, "
+			"--trials, --max-classes or --cpus (--repeat sets its batch)\n");
+		return -1;
 	}
 	if (bn->ncpus < 1 || bn->ncpus > bn->nmask) {
 		fprintf(stderr, "bench: --cpus %d: this process may run on %d CPUs\n",
