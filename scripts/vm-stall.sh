@@ -11,8 +11,9 @@
 #       EVERY_MS, as a host that deschedules the VM's process does
 #   scripts/vm-stall.sh cpu ON_MS EVERY_MS
 #       one host CPU taken at a time, as a busy neighbour does: a
-#       SCHED_FIFO busy loop on host CPU 0 for ON_MS every EVERY_MS, on
-#       CPU 1 the next time (whatever CPUs qemu may run on). The VM's threads on that CPU wait until the host
+#       SCHED_FIFO busy loop on the first host CPU this script may use for
+#       ON_MS every EVERY_MS, on the second the next time (whatever CPUs
+#       qemu may run on). The VM's threads on that CPU wait until the host
 #       moves them, the others run on: some of the guest's CPUs stop, not
 #       all. Needs two host CPUs.
 #
@@ -31,7 +32,6 @@ mode=$1 on_ms=$2 every_ms=$3
 	die "ON_MS and EVERY_MS are whole milliseconds above 0, not '$on_ms' '$every_ms'"
 [ "$on_ms" -lt "$every_ms" ] || die "ON_MS ($on_ms) must be less than EVERY_MS ($every_ms)"
 [ "$(id -u)" = 0 ] || die "needs root (signals to qemu, SCHED_FIFO)"
-[ "$mode" = vm ] || [ "$(nproc)" -ge 2 ] || die "cpu needs two host CPUs, this machine has $(nproc)"
 
 on=$(awk -v m="$on_ms" 'BEGIN { printf "%.3f", m / 1000 }')
 off=$(awk -v m="$on_ms" -v e="$every_ms" 'BEGIN { printf "%.3f", (e - m) / 1000 }')
@@ -41,7 +41,7 @@ off=$(awk -v m="$on_ms" -v e="$every_ms" 'BEGIN { printf "%.3f", (e - m) / 1000 
 our_qemus() {
 	local p
 	for p in $(pgrep -f '^[^ ]*qemu-system-' || true); do
-		tr '\0' '\n' < /proc/"$p"/cmdline 2>/dev/null | grep -qF "$top/.vm-cache/" && echo "$p"
+		grep -qzF -- "$top/.vm-cache/" /proc/"$p"/cmdline 2>/dev/null && echo "$p"
 	done
 	return 0
 }
@@ -60,7 +60,17 @@ stop_vms() {	# PID...
 take_cpu() {	# HOST_CPU
 	timeout "$on" chrt -f 10 taskset -c "$1" sh -c 'while :; do :; done' || true
 }
+# the host CPUs this script may run on; cpu mode takes the first two
+allowed_cpus() {
+	local c
+	for ((c = 0; c < $(getconf _NPROCESSORS_CONF); c++)); do
+		taskset -c $c true 2> /dev/null && echo $c
+	done
+	return 0
+}
 
+cpus=($(allowed_cpus))
+[ "$mode" = vm ] || [ ${#cpus[@]} -ge 2 ] || die "cpu needs two host CPUs, this process may use ${#cpus[@]}"
 pids= cpu=0
 trap '[ -z "$pids" ] || kill -CONT $pids 2>/dev/null; exit 0' INT TERM HUP
 while :; do
@@ -69,7 +79,7 @@ while :; do
 		if [ "$mode" = vm ]; then
 			stop_vms $pids
 		else
-			take_cpu $cpu
+			take_cpu "${cpus[$cpu]}"
 			cpu=$((1 - cpu))
 		fi
 	fi

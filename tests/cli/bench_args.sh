@@ -11,6 +11,7 @@ test_hold_with_trials() { refused_with 2 "not with --only, --trials" bench --hol
 test_hold_with_cpus() { refused_with 2 "not with --only" bench --cpus 1 --hold 1; }
 test_hold_with_max_classes() { refused_with 2 "not with --only" bench --hold 1 --max-classes 10; }
 test_hold_0() { refused_with 2 "--hold 0: seconds" bench --hold 0; }
+test_tables_options_without_hold_reach_their_checks() { refused_with 2 "--cpus 0: this process" bench --only steps --cpus 0; }
 test_only_unknown() { refused_with 2 "--only x: the tables are" bench --only x; }
 
 . "$(dirname "$0")/../lib/runner.sh"

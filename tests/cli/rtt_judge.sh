@@ -78,7 +78,7 @@ test_shared_stalls_pass() {
 }
 test_stalls_in_runs_count_once() {
 	# stop 40's CI (98 and 38 requests): 7 runs of 14 requests in a row
-	# on a's side, 3 of 13 on b's, at 120 ms. Taken as independent
+	# on a's side, 3 of 13 on b's (98 and 39), at 120 ms. Taken as independent
 	# requests they fail the sign test; in blocks they pass, and so does
 	# the judge.
 	local r runs_a="" runs_b=""
@@ -103,7 +103,8 @@ test_a_quiet_runs_few_late_requests_pass() {
 }
 test_one_frame_on_5_percent_fails() {
 	# one 9.3 ms frame added to 5% of htbctl's replies on a quiet run,
-	# spread over it as a shaper's own delays are: later both ways
+	# spread over it (a sparse lane that sends one ping in 20 behind the
+	# backlog, say): later both ways
 	probe "$tmp/a" 800 $(some 3 40 20 9300)
 	probe "$tmp/b" 800 1:3000 2:3000
 	! judge "$tmp/a" "$tmp/b" || fail "$(rtt_judge "$tmp/a" "$tmp/b" 2 10000) passed"

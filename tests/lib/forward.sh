@@ -337,8 +337,8 @@ fwd_lossless() {
 # htbctl: a p99 of 800 requests is the eighth-longest stall. The blocks
 # came at stop 40's CI, where stalls delayed requests in runs. The judge
 # still fails a shaper that delays the pings itself: one of B's frames
-# at its rate (9.3 ms) added to 3% of a quiet run's htbctl replies
-# (tests/cli/rtt_judge.sh).
+# at its rate (9.3 ms) added to 5% of a quiet run's htbctl replies
+# (tests/cli/rtt_judge.sh); what it lets pass is in tests/lib/rtt.sh.
 fwd_judge_ping() {
 	local scen=$1 label=$2 a50 a99 amax al h50 h99 hmax hl n m later earlier bm blater bearlier v=PASS
 	n=$(fwd_ping_count)
@@ -348,11 +348,15 @@ fwd_judge_ping() {
 		$FWD_PING_MS $FWD_PING_GAP_US)"
 	step "$label: network RTT p50/p99/max htbctl $a50/$a99/$amax ms ($al lost), kernel HTB + fq_codel $h50/$h99/$hmax ms ($hl lost); of $m requests htbctl's more than $FWD_PING_MS ms later on $later, HTB's on $earlier; of $bm blocks of $RTT_BLOCK_MS ms htbctl's later in $blater, HTB's in $bearlier"
 	plot_row "$label RTT p99 ms" - "$a99" "$h99"
-	if ! rtt_no_later "$m" "$later" "$earlier" "$bm" "$blater" "$bearlier" || [ "$al" -gt $((n / 100)) ]; then
+	if ! rtt_no_later "$m" "$later" "$earlier" "$bm" "$blater" "$bearlier"; then
 		v=FAIL
-		fail "$scen $label: htbctl's network RTT more than $FWD_PING_MS ms above HTB + fq_codel's on $later of $m requests and in $blater of $bm blocks of $RTT_BLOCK_MS ms, HTB's above htbctl's on $earlier and in $bearlier (p99 $a99 against $h99 ms), $al of $n lost"
+		fail "$scen $label: htbctl's network RTT more than $FWD_PING_MS ms above HTB + fq_codel's on $later of $m requests and in $blater of $bm blocks of $RTT_BLOCK_MS ms, HTB's above htbctl's on $earlier and in $bearlier (p99 $a99 against $h99 ms)"
 	fi
-	summary_row "$scen" "$label: network RTT p50/p99/max ms (lost of $n); requests, ${RTT_BLOCK_MS}ms blocks later by ${FWD_PING_MS}ms" "later <= htb's + 1% + 3sd" \
+	if [ "$al" -gt $((n / 100)) ]; then
+		v=FAIL
+		fail "$scen $label: htbctl lost $al of $n requests, more than 1% (kernel HTB + fq_codel $hl)"
+	fi
+	summary_row "$scen" "$label: network RTT p50/p99/max ms (lost of $n); requests, ${RTT_BLOCK_MS}ms blocks later by ${FWD_PING_MS}ms" "later <= htb's + 1% + 3sd, by requests or blocks" \
 		"$a50 / $a99 / $amax ($al); $later, $blater" "$h50 / $h99 / $hmax ($hl); $earlier, $bearlier" "${FWD_PING_MS}ms" $v
 	[ $v = PASS ]
 }

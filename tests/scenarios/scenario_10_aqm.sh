@@ -190,7 +190,7 @@ read -r m later earlier bm blater bearlier <<<"$(rtt_judge "$dir/defaults.s10c.p
 step "defaults: of $m requests htbctl's more than 2 ms later on $later, HTB + fq_codel's on $earlier; of $bm blocks of $RTT_BLOCK_MS ms htbctl's later in $blater, fq_codel's in $bearlier"
 rtt_no_later "$m" "$later" "$earlier" "$bm" "$blater" "$bearlier" ||
 	why+="ping more than 2 ms above HTB + fq_codel's on $later of $m requests and in $blater of $bm blocks of $RTT_BLOCK_MS ms, fq_codel's above htbctl's on $earlier and in $bearlier (p99 ${p99[defaults]:-?} against ${p99[htb.defaults]:-?}); "
-verdict defaults "p95 <= own p99 + 2, later <= fq_codel's + 1% + 3sd" "${why%; }"
+verdict defaults "p95 <= own p99 + 2, later <= fq_codel's + 1% + 3sd by requests or blocks" "${why%; }"
 # ECN: CoDel signals by marking the uploads' packets (ECT). A packet that
 # is not ECT when a signal falls on it is dropped, as RFC 3168 says: the
 # in-class ping's, and the connections' own pure ACKs and FINs (Linux

@@ -6,9 +6,10 @@
 # packet is forwarded: none has a socket where it is shaped. The tree, the
 # traffic (thousands of flows, a ping in the loaded class) and the bars are
 # tests/lib/forward.sh's (fwd_subscribers): each class within 3% of kernel
-# HTB and of the fluid ideal, B (under its rate) lossless, the ping's p99
-# within 2 ms of HTB + fq_codel's. htbctl on one router and kernel HTB
-# with fq_codel leaves on another, side by side at the same time.
+# HTB and of the fluid ideal, B (under its rate) lossless, the ping no
+# later than HTB + fq_codel's (fwd_judge_ping). htbctl on one router and
+# kernel HTB with fq_codel leaves on another, side by side at the same
+# time.
 # docs/log.md, "2026-12-03: The flow tag in the VM, before and after", has
 # what htbctl got here before the flow tag.
 . "$(dirname "$0")/../lib/shaping.sh"

@@ -104,7 +104,7 @@ for place in own inclass; do
 			v=FAIL ok=0
 			fail "scenario4: own-class network RTT more than 1 ms above HTB's on $later of $m requests and in $blater of $bm blocks of $RTT_BLOCK_MS ms, HTB's above htbctl's on $earlier and in $bearlier (p99 $a99 against $h99 ms), $al lost"
 		fi
-		summary_row scenario4 "ping own class: network RTT p50/p99/max ms; requests, ${RTT_BLOCK_MS}ms blocks later by 1ms" "later <= htb's + 1% + 3sd" \
+		summary_row scenario4 "ping own class: network RTT p50/p99/max ms; requests, ${RTT_BLOCK_MS}ms blocks later by 1ms" "later <= htb's + 1% + 3sd, by requests or blocks" \
 			"$a50 / $a99 / $amax; $later, $blater" "$h50 / $h99 / $hmax; $earlier, $bearlier" "1ms" $v
 		summary_row scenario4 "ping own class: ping(8) RTT p50/p99/max ms" "(report)" "$p50 / $p99 / $pmax" "$q50 / $q99 / $qmax" "-" INFO
 	else
