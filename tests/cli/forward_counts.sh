@@ -1,32 +1,43 @@
 #!/usr/bin/env bash
 # tests/lib/forward.sh's counters of what the senders did (tests/tools/
 # flowgen's "target" lines, each after its SRC, - for none), on made-up
-# reports: what a class sent, and the share it skipped after stalls,
-# which the forwarding scenarios take off the ideal.
+# reports: what a class sent, and the share of the receivers' window it
+# skipped after stalls, which the forwarding scenarios take off the ideal.
 RUN_TOPO=none
 needs() { :; }
 HTBCTL=${HTBCTL:-build/htbctl}
 . tests/lib/forward.sh
 
-# a sender's report: 2 IPv4 targets with sources, one IPv6 without
+# a sender's report: 2 IPv4 targets from the socket's sources, one IPv6
+# from none, one IPv4 with a source of its own
 report() {
 	FWD_DIR=$tmp
+	# (in the window: 800 due, 40 skipped; 400 and 0; 80 and 5)
 	cat > "$tmp/h.send" <<-EOT
-	198.18.1.2 target 198.18.2.2,5201,10 sent_packets 900 sent_bytes 1260000 errors 0 skipped 100
-	198.18.1.3 target 198.18.2.3,5201,10 sent_packets 500 sent_bytes 700000 errors 0 skipped 0
-	- target fd00::2,5201,10 sent_packets 90 sent_bytes 126000 errors 5 skipped 5
+	198.18.1.2 target 198.18.2.2,5201,10,8m sent_packets 900 sent_bytes 1260000 errors 0 skipped 100 window_due 800 window_skipped 40
+	198.18.1.3 target 198.18.2.3,5201,10,4m sent_packets 500 sent_bytes 700000 errors 0 skipped 0 window_due 400 window_skipped 0
+	- target fd00::2,5201,10,800k sent_packets 90 sent_bytes 126000 errors 5 skipped 5 window_due 80 window_skipped 5
+	- target 198.18.2.4,5201,10,1m,198.18.1.4 sent_packets 70 sent_bytes 98000 errors 0 skipped 30 window_due 100 window_skipped 20
 	EOT
 }
 
 test_skipped_share_by_source() {
 	report
-	[ "$(fwd_class_skipped h src 198.18.1.2 -)" = 0.100000 ] || fail "$(fwd_class_skipped h src 198.18.1.2 -)"
+	# the window's counts (40 of 800), not the run's (100 of 1000)
+	[ "$(fwd_class_skipped h src 198.18.1.2 -)" = 0.050000 ] || fail "$(fwd_class_skipped h src 198.18.1.2 -)"
 	[ "$(fwd_class_skipped h src 198.18.1.3 -)" = 0.000000 ] || fail "$(fwd_class_skipped h src 198.18.1.3 -)"
+}
+test_a_targets_own_source_is_its_source() {
+	# TARGET's fifth field, the datagrams' source, before the socket's
+	report
+	[ "$(fwd_class_skipped h src 198.18.1.4 -)" = 0.200000 ] || fail "$(fwd_class_skipped h src 198.18.1.4 -)"
+	[ "$(fwd_class_loss h c src 198.18.1.4 - 2> /dev/null | cut -d' ' -f1)" = 70 ] ||
+		fail "sent $(fwd_class_loss h c src 198.18.1.4 - 2> /dev/null)"
 }
 test_skipped_share_by_destination_both_families() {
 	report
-	# (100 + 5) of (1000 + 100) due
-	[ "$(fwd_class_skipped h dst 198.18.2.2 fd00::2)" = 0.095455 ] ||
+	# (40 + 5) of (800 + 80) due in the window
+	[ "$(fwd_class_skipped h dst 198.18.2.2 fd00::2)" = 0.051136 ] ||
 		fail "$(fwd_class_skipped h dst 198.18.2.2 fd00::2)"
 }
 test_no_ipv6_address_matches_no_source() {
@@ -35,6 +46,15 @@ test_no_ipv6_address_matches_no_source() {
 	[ "$(fwd_class_skipped h src 198.18.9.9 -)" = 0.000000 ] || fail "$(fwd_class_skipped h src 198.18.9.9 -)"
 	[ "$(fwd_class_loss h c src 198.18.9.9 - 2> /dev/null | cut -d' ' -f1)" = 0 ] ||
 		fail "sent $(fwd_class_loss h c src 198.18.9.9 - 2> /dev/null)"
+}
+test_htb_at_htbctls_offer() {
+	# HTB got 650 kbit/s of an ideal of 650, htbctl's ideal is 620 (its
+	# senders skipped more): HTB's at htbctl's offer is 620 (and no file
+	# named after a number: awk's > in printf's arguments is a redirection)
+	cd "$tmp" || fail "no $tmp"
+	[ "$(fwd_at_offer 650000 620000 650000)" = 620000 ] || fail "$(fwd_at_offer 650000 620000 650000)"
+	[ "$(fwd_at_offer 650000 620000 0)" = 650000 ] || fail "without HTB's ideal: $(fwd_at_offer 650000 620000 0)"
+	[ -z "$(ls "$tmp" | grep -E '^[0-9]+$')" ] || fail "files written: $(ls "$tmp")"
 }
 test_less_takes_the_share_off() {
 	[ "$(fwd_less 1000000 0.1)" = 900000 ] || fail "$(fwd_less 1000000 0.1)"

@@ -30,7 +30,32 @@ test_a_stall_is_skipped_beyond_20_ms() {
 	# what 3 s at 125 a second asked for: the last round runs at 3 s
 	[ $((p + e + s)) = 375 ] ||
 		fail "sent $p, refused $e and skipped $s, not 375 in all: $(oneline "$tmp/send")"
+	# without --skip and --until the window is the whole run
+	[ "$(report window_due)" = 375 ] && [ "$(report window_skipped)" = "$s" ] ||
+		fail "window_due $(report window_due), window_skipped $(report window_skipped): not the run's 375 and $s"
 	note "sent $p, skipped $s"
+}
+
+# The window a receiver counts (--skip 1.5 --until 3): a stop before it
+# (at 0.5 s, 600 ms) is in the run's skips, not the window's, which are
+# at most 25 (200 ms of the host's own stalls); the window asked for 1.5 s
+# at 125 a second: 187 or 188, a few fewer if the round that opens it
+# runs late.
+test_a_stall_before_the_window_is_not_in_it() {
+	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 --skip 1.5 \
+		"$RCV_IP4,9000,1,1m" > "$tmp/send" 2>&1 &
+	local pid=$! s ws wd
+	sleep 0.5
+	kill -STOP $pid
+	sleep 0.6
+	kill -CONT $pid
+	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
+	s=$(report skipped) ws=$(report window_skipped) wd=$(report window_due)
+	[ -n "$s" ] && [ -n "$ws" ] && [ -n "$wd" ] || fail "no report: $(oneline "$tmp/send")"
+	[ "$s" -ge 70 ] || fail "skipped $s in all, not 70 or more: $(oneline "$tmp/send")"
+	[ "$ws" -le 25 ] || fail "skipped $ws in the window, more than 25: $(oneline "$tmp/send")"
+	[ "$wd" -ge 180 ] && [ "$wd" -le 188 ] || fail "window_due $wd, not 180-188: $(oneline "$tmp/send")"
+	note "skipped $s, in the window $ws of $wd"
 }
 
 . "$(dirname "$0")/../lib/runner.sh"

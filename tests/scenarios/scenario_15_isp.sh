@@ -34,14 +34,8 @@ in_g ip route add 198.18.16.0/20 dev "$FWD_DOWN" && in_u ip route add 198.18.16.
 # its plan: 16 of them fit their access point's rate), its ceil the plan,
 # a 4 KB bucket: htbctl's default (one 64 KB GSO packet and more) would
 # let a 100 kbit/s class run 15% over its plan for the whole window.
-# Without CoDel, as scenario 17: rates are this case's subject, and
-# CoDel's queue in a 100 kbit/s class is about one frame (115 ms), which
-# a sender stopped for longer lets drain: with a host CPU taken 150 ms
-# every 1.15 s, every subscriber came 0.04-1.32% short, 1.29% in all
-# (docs/log.md, "2026-12-05: Stalls come in runs"). The class's limit
-# (ten frames) covers such stalls.
 conf=$work/conf/isp.ini
-{ ini device default=1:ffff aqm=off
+{ ini device default=1:ffff
   ini 'class 1:1' rate=$(sr 41)kbit
   ini 'class 1:ffff' parent=1:1 rate=$(sr 1)kbit ceil=$(sr 41)kbit
   for ((s = 0; s < SITES; s++)); do

@@ -3,7 +3,8 @@
  * flowgen: thousands of paced UDP flows, and the goodput each address pair
  * gets, for the shaping scenarios (router, bridge, unconnected-socket host).
  *
- *   flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N] TARGET...
+ *   flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N]
+ *                [--skip S] [--until U] TARGET...
  *   flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]
  *                [--from-first] [--bind ADDR]
  *
@@ -41,9 +42,14 @@
  * run (exit 1). SIGTERM or SIGINT ends the sending early; the report
  * follows all the same. Then one line per target, in the order given:
  *   target TARGET sent_packets P sent_bytes B errors E skipped S
+ *   window_due WD window_skipped WS
  * TARGET as given on the command line, P the datagrams the kernel took,
  * B = P * BYTES, E the datagrams refused, S the credit dropped after stalls
- * (P + E + S is what RATE asked for over the time sent).
+ * (P + E + S is what RATE asked for over the time sent); WD and WS the
+ * same due and skipped datagrams from S seconds after the start (default
+ * 0) until U (default D; S < U <= D), the window a receiver counts (recv
+ * --skip and --until), so that a stall at the start, outside it, does not
+ * count.
  *
  * recv: N UDP sockets (N 1..65535, BASE+N-1 <= 65535) on ports
  * BASE..BASE+N-1, bound to ADDR, or to :: with IPV6_V6ONLY off so that
@@ -123,6 +129,9 @@ struct target {
 	uint64_t burst;		/* the most datagrams one round sends */
 	uint64_t sent, errors, skipped;
 	uint64_t owed;		/* this round's credit not sent yet */
+	/* sent + errors + skipped, and skipped, when the window opened
+	 * and when it closed (--skip, --until) */
+	uint64_t due_from, skipped_from, due_until, skipped_until;
 };
 
 struct send_opts {
@@ -131,6 +140,7 @@ struct send_opts {
 	int family;
 	long size, tos;		/* tos -1: not set */
 	double seconds;
+	double skip, until;	/* the report's window (--skip, --until) */
 	struct target *t;
 	int n;
 };
@@ -200,7 +210,8 @@ static volatile sig_atomic_t stop;
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N] TARGET...\n"
+		"usage: flowgen send [--src ADDR] [--size BYTES] [--seconds D] [--tos N]\n"
+		"                    [--skip S] [--until U] TARGET...\n"
 		"         TARGET = DST,PORT,FLOWS,RATE[,SRC] (RATE bits/s, k/m/g suffixes)\n"
 		"       flowgen recv --port BASE --flows N [--seconds D] [--skip S] [--until U]\n"
 		"                    [--from-first] [--bind ADDR]\n");
@@ -560,10 +571,30 @@ static void nap(uint64_t ns)
 	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);	/* EINTR: stop is set */
 }
 
-/* The pacing loop: every tick, each target's credit up to now. */
+/* Each target's counts so far, into FROM or UNTIL (the window's edges). */
+static void mark_window(const struct send_opts *o, int until)
+{
+	for (int i = 0; i < o->n; i++) {
+		struct target *t = &o->t[i];
+		uint64_t done = t->sent + t->errors + t->skipped;
+
+		if (until) {
+			t->due_until = done;
+			t->skipped_until = t->skipped;
+		} else {
+			t->due_from = done;
+			t->skipped_from = t->skipped;
+		}
+	}
+}
+
+/* The pacing loop: every tick, each target's credit up to now; the
+ * window's edges marked after the first round at or past them. */
 static void pace(int fd, const struct send_opts *o, struct send_batch *b)
 {
 	uint64_t t0 = now_ns(), dur = (uint64_t)(o->seconds * 1e9);
+	uint64_t from = (uint64_t)(o->skip * 1e9), until = (uint64_t)(o->until * 1e9);
+	int opened = 0, closed = 0;
 
 	while (!stop) {
 		uint64_t elapsed = now_ns() - t0;
@@ -572,10 +603,22 @@ static void pace(int fd, const struct send_opts *o, struct send_batch *b)
 		if (last)
 			elapsed = dur;
 		send_round(fd, b, o, elapsed);
+		if (!opened && elapsed >= from) {
+			mark_window(o, 0);
+			opened = 1;
+		}
+		if (!closed && elapsed >= until) {
+			mark_window(o, 1);
+			closed = 1;
+		}
 		if (last)
 			break;
 		nap(TICK_NS);
 	}
+	if (!opened)	/* stopped before the window: an empty one */
+		mark_window(o, 0);
+	if (!closed)	/* stopped early: the window ends here */
+		mark_window(o, 1);
 }
 
 static void report_targets(const struct send_opts *o)
@@ -584,8 +627,10 @@ static void report_targets(const struct send_opts *o)
 		const struct target *t = &o->t[i];
 
 		printf("target %s sent_packets %" PRIu64 " sent_bytes %" PRIu64
-		       " errors %" PRIu64 " skipped %" PRIu64 "\n", t->spec, t->sent,
-		       t->sent * (uint64_t)o->size, t->errors, t->skipped);
+		       " errors %" PRIu64 " skipped %" PRIu64 " window_due %" PRIu64
+		       " window_skipped %" PRIu64 "\n", t->spec, t->sent,
+		       t->sent * (uint64_t)o->size, t->errors, t->skipped,
+		       t->due_until - t->due_from, t->skipped_until - t->skipped_from);
 	}
 	fflush(stdout);
 }
@@ -923,6 +968,19 @@ static int do_recv(const struct recv_opts *o)
 	return 0;
 }
 
+/* A window from SKIP until *UNTIL (0: SECONDS) within SECONDS, send's and
+ * recv's alike. */
+static void check_window(double seconds, double skip, double *until)
+{
+	if (skip >= seconds)
+		usage_error("--skip %g must be less than --seconds %g", skip, seconds);
+	if (!*until)
+		*until = seconds;
+	if (*until <= skip || *until > seconds)
+		usage_error("--until %g must be more than --skip %g and at most --seconds %g",
+			    *until, skip, seconds);
+}
+
 /* getopt's own complaint, as one line of ours (opterr is off). */
 static void bad_option(const char *mode, int c, char **argv)
 {
@@ -938,6 +996,8 @@ static int main_send(int argc, char **argv)
 		{ "size", required_argument, NULL, 'l' },
 		{ "seconds", required_argument, NULL, 't' },
 		{ "tos", required_argument, NULL, 'q' },
+		{ "skip", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
 		{ 0 }
 	};
 	struct send_opts o = { .size = 1000, .tos = -1, .seconds = 10 };
@@ -952,9 +1012,12 @@ static int main_send(int argc, char **argv)
 		case 'l': o.size = (long)parse_num("--size", optarg, 1, MAX_SIZE); break;
 		case 't': o.seconds = parse_seconds("--seconds", optarg, 0); break;
 		case 'q': o.tos = (long)parse_num("--tos", optarg, 0, 255); break;
+		case 's': o.skip = parse_seconds("--skip", optarg, 1); break;
+		case 'u': o.until = parse_seconds("--until", optarg, 0); break;
 		default: bad_option("send", c, argv);
 		}
 	}
+	check_window(o.seconds, o.skip, &o.until);
 	o.n = argc - optind;
 	if (!o.n)
 		usage_error("send needs at least one TARGET (DST,PORT,FLOWS,RATE)");
@@ -1005,13 +1068,7 @@ static int main_recv(int argc, char **argv)
 		usage_error("recv needs --port BASE and --flows N");
 	if (o.port + o.flows - 1 > 65535)
 		usage_error("recv: ports %ld..%ld go past 65535", o.port, o.port + o.flows - 1);
-	if (o.skip >= o.seconds)
-		usage_error("--skip %g must be less than --seconds %g", o.skip, o.seconds);
-	if (!o.until)
-		o.until = o.seconds;
-	if (o.until <= o.skip || o.until > o.seconds)
-		usage_error("--until %g must be more than --skip %g and at most --seconds %g",
-			    o.until, o.skip, o.seconds);
+	check_window(o.seconds, o.skip, &o.until);
 	return do_recv(&o);
 }
 
