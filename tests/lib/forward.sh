@@ -3,8 +3,9 @@
 # subscriber (tests/tools/flowgen: one unconnected socket per sender,
 # paced, receivers counting per address pair), a ping among a class's
 # flows, and the bars every such scenario shares:
-# - each class within FWD_TOL% (3) of kernel HTB's goodput and of the
-#   fluid ideal (`htbctl simulate`), on the wire (Ethernet + IP + UDP
+# - each class within FWD_TOL% (3) of the fluid ideal (`htbctl
+#   simulate`) of what its senders offered, and of kernel HTB's goodput
+#   scaled to that offer (fwd_judge), on the wire (Ethernet + IP + UDP
 #   headers counted, as both shapers count);
 # - a class offered less than its rate: htbctl drops none of it, and at
 #   most FWD_LOSS% (0.5) of what was sent goes missing on the way;
@@ -47,7 +48,9 @@ fwd_backlog_drops() {
 # fwd_offer ROLE SRC TARGET...: a flowgen sender in namespace ROLE (c or u)
 # of the current topology, bound to SRC (empty: the namespace's choice),
 # for FWD_SECS + 1 seconds, in the background, its report's window the
-# receivers' (FWD_SKIP to FWD_SECS); the report goes to
+# receivers' (FWD_SKIP to FWD_SECS; each from its own start, the
+# receivers' from the first datagram, so the two match to within the
+# senders' start-up); the report goes to
 # $FWD_DIR/PREFIX.send, each line after SRC (- for none).
 fwd_offer() {
 	local role=$1 src=$2; shift 2
@@ -343,7 +346,7 @@ fwd_bar() {
 		v=FAIL
 		fail "$1 $2: htbctl $(mbit "$4"), ideal $(mbit "$3") ($(rel_err "$4" "$3")%), kernel HTB at htbctl's offer $(mbit "$5") ($(rel_err "$4" "$5")%): more than $FWD_TOL% apart"
 	fi
-	summary_row "$1" "$2" "$(mbit "$3")" "$(mbit "$4")" "$(mbit "$5")" "$FWD_TOL%" $v
+	summary_row "$1" "$2 (HTB at htbctl's offer)" "$(mbit "$3")" "$(mbit "$4")" "$(mbit "$5")" "$FWD_TOL%" $v
 	[ $v = PASS ]
 }
 

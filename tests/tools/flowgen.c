@@ -40,16 +40,18 @@
  * one is tried; EAGAIN (the send buffer is full) counts the rest of that
  * target's credit of the round as errors. Any other send error ends the
  * run (exit 1). SIGTERM or SIGINT ends the sending early; the report
- * follows all the same. Then one line per target, in the order given:
- *   target TARGET sent_packets P sent_bytes B errors E skipped S
- *   window_due WD window_skipped WS
+ * follows all the same. Then one line per target, in the order given
+ * (one line each):
+ *   target TARGET sent_packets P sent_bytes B errors E skipped K \
+ *   window_due WD window_skipped WK
  * TARGET as given on the command line, P the datagrams the kernel took,
- * B = P * BYTES, E the datagrams refused, S the credit dropped after stalls
- * (P + E + S is what RATE asked for over the time sent); WD and WS the
- * same due and skipped datagrams from S seconds after the start (default
- * 0) until U (default D; S < U <= D), the window a receiver counts (recv
- * --skip and --until), so that a stall at the start, outside it, does not
- * count.
+ * B = P * BYTES, E the datagrams refused, K the credit dropped after stalls
+ * (P + E + K is what RATE asked for over the time sent); WD and WK the
+ * same, due and skipped, from --skip S seconds after the start (default
+ * 0) until --until U (default D; S < U <= D): the window a receiver
+ * counts (recv --skip and --until), so that a stall at the start, outside
+ * it, does not count. An edge is marked after the first round at or past
+ * it (a round a millisecond).
  *
  * recv: N UDP sockets (N 1..65535, BASE+N-1 <= 65535) on ports
  * BASE..BASE+N-1, bound to ADDR, or to :: with IPV6_V6ONLY off so that
@@ -594,7 +596,10 @@ static void pace(int fd, const struct send_opts *o, struct send_batch *b)
 {
 	uint64_t t0 = now_ns(), dur = (uint64_t)(o->seconds * 1e9);
 	uint64_t from = (uint64_t)(o->skip * 1e9), until = (uint64_t)(o->until * 1e9);
-	int opened = 0, closed = 0;
+	int opened = !from, closed = 0;
+
+	if (opened)	/* from the start: before the first round's skips */
+		mark_window(o, 0);
 
 	while (!stop) {
 		uint64_t elapsed = now_ns() - t0;
