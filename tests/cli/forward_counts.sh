@@ -21,31 +21,43 @@ report() {
 	EOT
 }
 
+# skipped_is SHARE PREFIX BY ADDR4 ADDR6: fwd_class_skipped says SHARE
+skipped_is() {
+	local want=$1 got
+	shift
+	got=$(fwd_class_skipped "$@")
+	[ "$got" = "$want" ] || fail "skipped share of $*: $got, not $want"
+}
+# sent_is N PREFIX ROLE BY ADDR4 ADDR6: fwd_class_loss counts N sent
+sent_is() {
+	local want=$1 got
+	shift
+	got=$(fwd_class_loss "$@" 2> /dev/null | cut -d' ' -f1)
+	[ "$got" = "$want" ] || fail "sent by $*: $got, not $want"
+}
+
 test_skipped_share_by_source() {
 	report
 	# the window's counts (40 of 800), not the run's (100 of 1000)
-	[ "$(fwd_class_skipped h src 198.18.1.2 -)" = 0.050000 ] || fail "$(fwd_class_skipped h src 198.18.1.2 -)"
-	[ "$(fwd_class_skipped h src 198.18.1.3 -)" = 0.000000 ] || fail "$(fwd_class_skipped h src 198.18.1.3 -)"
+	skipped_is 0.050000 h src 198.18.1.2 -
+	skipped_is 0.000000 h src 198.18.1.3 -
 }
 test_a_targets_own_source_is_its_source() {
 	# TARGET's fifth field, the datagrams' source, before the socket's
 	report
-	[ "$(fwd_class_skipped h src 198.18.1.4 -)" = 0.200000 ] || fail "$(fwd_class_skipped h src 198.18.1.4 -)"
-	[ "$(fwd_class_loss h c src 198.18.1.4 - 2> /dev/null | cut -d' ' -f1)" = 70 ] ||
-		fail "sent $(fwd_class_loss h c src 198.18.1.4 - 2> /dev/null)"
+	skipped_is 0.200000 h src 198.18.1.4 -
+	sent_is 70 h c src 198.18.1.4 -
 }
 test_skipped_share_by_destination_both_families() {
 	report
 	# (40 + 5) of (800 + 80) due in the window
-	[ "$(fwd_class_skipped h dst 198.18.2.2 fd00::2)" = 0.051136 ] ||
-		fail "$(fwd_class_skipped h dst 198.18.2.2 fd00::2)"
+	skipped_is 0.051136 h dst 198.18.2.2 fd00::2
 }
 test_no_ipv6_address_matches_no_source() {
 	# a class without IPv6 (-) is not the targets sent from no source (-)
 	report
-	[ "$(fwd_class_skipped h src 198.18.9.9 -)" = 0.000000 ] || fail "$(fwd_class_skipped h src 198.18.9.9 -)"
-	[ "$(fwd_class_loss h c src 198.18.9.9 - 2> /dev/null | cut -d' ' -f1)" = 0 ] ||
-		fail "sent $(fwd_class_loss h c src 198.18.9.9 - 2> /dev/null)"
+	skipped_is 0.000000 h src 198.18.9.9 -
+	sent_is 0 h c src 198.18.9.9 -
 }
 test_htb_at_htbctls_offer() {
 	# HTB got 650 kbit/s of an ideal of 650, htbctl's ideal is 620 (its

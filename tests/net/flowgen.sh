@@ -15,15 +15,24 @@ setup() { [ -x "$FG" ] || fail "no $FG (make tests builds it)"; }
 # report FIELD: that field of the one target's line in $tmp/send
 report() { awk -v f="$1" '$1 == "target" { for (i = 3; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$tmp/send"; }
 
-test_a_stall_is_skipped_beyond_20_ms() {
-	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 \
+# send_stopped AT [OPTION...]: a 3 s sender at 1 Mbit/s of 1000-byte
+# datagrams, stopped AT seconds in for 600 ms; its report in $tmp/send
+send_stopped() {
+	local at=$1 pid
+	shift
+	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 "$@" \
 		"$RCV_IP4,9000,1,1m" > "$tmp/send" 2>&1 &
-	local pid=$! s p e
-	sleep 1
+	pid=$!
+	sleep "$at"
 	kill -STOP $pid
 	sleep 0.6
 	kill -CONT $pid
 	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
+}
+
+test_a_stall_is_skipped_beyond_20_ms() {
+	local s p e
+	send_stopped 1
 	s=$(report skipped) p=$(report sent_packets) e=$(report errors)
 	[ -n "$s" ] && [ -n "$p" ] && [ -n "$e" ] || fail "no report: $(oneline "$tmp/send")"
 	[ "$s" -ge 70 ] && [ "$s" -le 120 ] || fail "skipped $s datagrams, not 70-120: $(oneline "$tmp/send")"
@@ -42,14 +51,8 @@ test_a_stall_is_skipped_beyond_20_ms() {
 # at 125 a second: 187 or 188, a few fewer if the round that opens it
 # runs late.
 test_a_stall_before_the_window_is_not_in_it() {
-	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 --skip 1.5 \
-		"$RCV_IP4,9000,1,1m" > "$tmp/send" 2>&1 &
-	local pid=$! s ws wd
-	sleep 0.5
-	kill -STOP $pid
-	sleep 0.6
-	kill -CONT $pid
-	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
+	local s ws wd
+	send_stopped 0.5 --skip 1.5
 	s=$(report skipped) ws=$(report window_skipped) wd=$(report window_due)
 	[ -n "$s" ] && [ -n "$ws" ] && [ -n "$wd" ] || fail "no report: $(oneline "$tmp/send")"
 	[ "$s" -ge 70 ] || fail "skipped $s in all, not 70 or more: $(oneline "$tmp/send")"
