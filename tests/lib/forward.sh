@@ -181,6 +181,7 @@ fwd_round() {
 		done
 		if fwd_ready "${files[@]}"; then
 			FWD_DROPS0=$(fwd_backlog_drops)
+			FWD_CPU0=$(cpu_ticks)
 			step "offering: $FWD_SECS s, counted from $FWD_SKIP s"
 			"$offer" "$hp"
 			"$offer" "$kp"
@@ -191,6 +192,7 @@ fwd_round() {
 		fwd_stop_receivers
 		wait
 		step "the CPUs' backlogs dropped $(($(fwd_backlog_drops) - ${FWD_DROPS0:-0})) packets"
+		step "the receivers read at most $(fwd_read_lag "${files[@]}") ms after arrival; the CPUs were $(cpu_busy_since "${FWD_CPU0:-0 0}")% busy"
 		fwd_drop_counters "$hp" "$kp" >> "$RESULTS/$SCENARIO.drops.log" 2>&1
 		fwd_use "$hp"
 		for r in $FWD_DOWN $FWD_UP; do
@@ -500,6 +502,13 @@ fwd_subscribers() {
 # Subscriber i (from 0) of the ISP-sized scenarios (15, 17): a /32 of its
 # own in 198.18.16.0/20, 250 to a /24.
 fwd_sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
+# fwd_read_lag RECV...: the longest any of these receivers took to read a
+# datagram after it arrived, in ms ("-" if none says): how late the VM
+# ran them at worst (they count by arrival, so it costs no accuracy).
+fwd_read_lag() {
+	awk '$1 == "read_lag" { f = 1; if ($3 > m) m = $3 } END { if (f) printf "%.1f", m; else printf "-" }' "$@"
+}
+
 # fwd_judge_subs WANT RECV FIELD NSUB EVERY -> "n bad idle min% max% sum
 # wsum first": every EVERYth of NSUB subscribers against WANT's "ADDR
 # BIT/S" lines, on the wire (Ethernet + IP + UDP headers, as the shapers

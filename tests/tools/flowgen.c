@@ -61,22 +61,29 @@
  * receive buffer (SO_RCVBUFFORCE, else SO_RCVBUF), in one epoll; a ready
  * socket is drained with recvmmsg() (MSG_TRUNC: the payload is not copied,
  * its length is counted). Each datagram's destination address comes from
- * IP_PKTINFO or IPV6_PKTINFO. Once every socket is bound it prints "ready"
- * (flushed); D (default 10), S (default 0) and U (default D; S < U <= D)
- * count from there, or with --from-first from the first datagram's
- * arrival (senders that start a while after ready, as under emulation,
- * then still fill the window). It receives until D seconds after ready (or
- * SIGTERM/SIGINT), and counts, per (source address, destination address)
- * pair, the datagrams and payload bytes read in the window from S seconds
- * after ready until U seconds after it (or the signal, if sooner), and
- * apart from that all those read from ready to the end. Then it prints
+ * IP_PKTINFO or IPV6_PKTINFO, its arrival from the kernel's receive
+ * timestamp (SO_TIMESTAMPNS; the time it is read if it has none). Once
+ * every socket is bound it prints "ready" (flushed); D (default 10), S
+ * (default 0) and U (default D; S < U <= D) count from there, or with
+ * --from-first from the first datagram's arrival (senders that start a
+ * while after ready, as under emulation, then still fill the window). It
+ * receives until D seconds after ready (or SIGTERM/SIGINT, after reading
+ * what waits), and counts, per (source address, destination address)
+ * pair, the datagrams and payload bytes that arrived in the window from S
+ * seconds after ready until U seconds after it (or the signal, if
+ * sooner), and apart from that all those read from ready to the end. By
+ * arrival, not by the time read: a receiver that the VM does not run
+ * across an edge of its window (so that it reads late) still counts
+ * exactly the window. Then it prints
  * one line per pair that sent anything, IPv4 before IPv6, sorted by
  * source then destination address:
  *   SRC DST packets P bytes B bps X total_packets TP total_bytes TB
  * P and B count the window, TP and TB the whole run (a pair heard only
- * outside the window has P 0, B 0, X 0). X = B * 8 / the measured window
- * (the actual time the window closed less the skip point, in seconds),
- * rounded to a whole number. An IPv4 address, also one that arrived
+ * outside the window has P 0, B 0, X 0). X = B * 8 / the window's length
+ * in seconds (U - S, or from S to the signal), rounded to a whole
+ * number. A last line says how long the datagram that waited longest
+ * waited to be read, in ms (0.1): how late the receiver ran at worst.
+ *   read_lag max_ms L An IPv4 address, also one that arrived
  * v4-mapped on the dual-stack socket, prints dotted.
  *
  * Arguments are checked strictly: a count, port, size or TOS that is not
@@ -166,9 +173,10 @@ struct recv_opts {
 	socklen_t bind_len;	/* 0: no --bind, :: dual-stack */
 };
 
-/* Room for IP_PKTINFO and IPV6_PKTINFO both. */
+/* Room for IP_PKTINFO and IPV6_PKTINFO both, and the receive timestamp. */
 #define CTL_SPACE (CMSG_SPACE(sizeof(struct in_pktinfo)) + \
-		   CMSG_SPACE(sizeof(struct in6_pktinfo)))
+		   CMSG_SPACE(sizeof(struct in6_pktinfo)) + \
+		   CMSG_SPACE(sizeof(struct timespec)))
 
 struct recv_batch {
 	struct mmsghdr msgs[BATCH];
@@ -190,11 +198,12 @@ struct pairs {
 	size_t cap, used;
 };
 
-/* A run's times, as now_ns(): the window [skip_at, until_at] within
- * [ready, end]; closed, when the window actually closed (0 while open). */
+/* A run's times, as now_ns(): the window [skip_at, closed) within
+ * [ready, end]; closed is until_at, or a signal's time if sooner. */
 struct recv_times {
 	uint64_t skip_at, until_at, end, closed;
 	uint64_t t0;		/* what they count from; 0: the first datagram's arrival, not yet */
+	uint64_t lag_max;	/* the longest a datagram waited to be read */
 };
 
 /* D, S and U from t0 on. */
@@ -203,6 +212,7 @@ static void recv_clock(struct recv_times *t, const struct recv_opts *o, uint64_t
 	t->t0 = t0;
 	t->skip_at = t0 + (uint64_t)(o->skip * 1e9);
 	t->until_at = t0 + (uint64_t)(o->until * 1e9);
+	t->closed = t->until_at;
 	t->end = t0 + (uint64_t)(o->seconds * 1e9);
 }
 
@@ -704,6 +714,8 @@ static void open_port(const struct recv_opts *o, int ep, uint16_t port)
 						      .sin6_addr = IN6ADDR_ANY_INIT };
 		a.v6.sin6_port = htons(port);
 	}
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)))
+		fail("setsockopt SO_TIMESTAMPNS");
 	if (bind(fd, &a.sa, family == AF_INET ? sizeof(a.v4) : sizeof(a.v6)))
 		fail("bind port %u", port);
 	ev.data.fd = fd;
@@ -834,10 +846,54 @@ static void recv_reset(struct recv_batch *b)
 	}
 }
 
-/* Reads and counts all that waits on fd, in the window if in_window. */
-static void drain(int fd, struct recv_batch *b, struct pairs *p, int in_window)
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A datagram's arrival as now_ns(): its receive timestamp (CLOCK_REALTIME)
+ * is that long before real, and so before now; read now if it has none, or
+ * one that is not in the past. */
+static uint64_t msg_arrival(const struct msghdr *h, uint64_t now, uint64_t real)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+			struct timespec ts;
+			uint64_t at;
+
+			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+			at = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			return at <= real && real - at < now ? now - (real - at) : now;
+		}
+	}
+	return now;
+}
+
+/* One datagram that arrived at `at`: the first starts the clock (when it
+ * waits for one), and it counts in the window if it arrived in it. */
+static void count_arrival(const struct msghdr *h, unsigned int len, uint64_t at,
+			  struct pairs *p, struct recv_times *t, const struct recv_opts *o)
+{
+	struct in6_addr src, dst;
+
+	if (!t->t0)
+		recv_clock(t, o, at);
+	msg_pair(h, &src, &dst);
+	pair_count(p, &src, &dst, len, at >= t->skip_at && at < t->closed);
+}
+
+/* Reads and counts all that waits on fd. The clocks are read once a
+ * batch: a batch's arrivals are all earlier. */
+static void drain(int fd, struct recv_batch *b, struct pairs *p, struct recv_times *t,
+		  const struct recv_opts *o)
 {
 	for (;;) {
+		uint64_t now, real;
 		int n;
 
 		recv_reset(b);
@@ -847,57 +903,65 @@ static void drain(int fd, struct recv_batch *b, struct pairs *p, int in_window)
 				return;
 			fail("recvmmsg");
 		}
+		now = now_ns();
+		real = real_ns();
 		for (int k = 0; k < n; k++) {
-			struct in6_addr src, dst;
+			uint64_t at = msg_arrival(&b->msgs[k].msg_hdr, now, real);
 
-			msg_pair(&b->msgs[k].msg_hdr, &src, &dst);
-			pair_count(p, &src, &dst, b->msgs[k].msg_len, in_window);
+			if (now - at > t->lag_max)
+				t->lag_max = now - at;
+			count_arrival(&b->msgs[k].msg_hdr, b->msgs[k].msg_len, at, p, t, o);
 		}
 		if (n < BATCH)
 			return;
 	}
 }
 
-/* Closes the window once now reaches until_at, or at a signal. */
-static void close_window(struct recv_times *t, uint64_t now)
+/* Drains every socket that is ready until none is. */
+static void drain_ready(int ep, struct epoll_event *ev, struct recv_batch *b, struct pairs *p,
+			struct recv_times *t, const struct recv_opts *o)
 {
-	if (!t->closed && (stop || now >= t->until_at))
-		t->closed = now;
+	int n;
+
+	do {
+		n = epoll_wait(ep, ev, MAX_EVENTS, 0);
+		if (n < 0 && errno != EINTR)
+			fail("epoll_wait");
+		for (int i = 0; i < n; i++)
+			drain(ev[i].data.fd, b, p, t, o);
+	} while (n > 0);
 }
 
-/* Receives until end (or a signal), waking at until_at to close the window;
- * with --from-first the clock starts at the first datagram's arrival. */
+/* Receives until end, or a signal: the window then ends at the signal.
+ * What waits at either is read before the report. With --from-first the
+ * clock starts at the first datagram's arrival. */
 static void receive(int ep, struct recv_batch *b, struct pairs *p, struct recv_times *t,
 		    const struct recv_opts *o)
 {
 	struct epoll_event ev[MAX_EVENTS];
+	uint64_t now;
 
-	for (;;) {
-		uint64_t now = now_ns(), wake;
+	while (!stop) {
 		int n, ms = -1;
 
+		now = now_ns();
 		if (t->t0) {
-			close_window(t, now);
 			if (now >= t->end)
-				return;
-			wake = t->closed ? t->end : t->until_at;
-			ms = (int)((wake - now + 999999) / 1000000);
-		}
-		if (stop) {
-			if (!t->t0)
-				recv_clock(t, o, now);
-			close_window(t, now);
-			return;
+				break;
+			ms = (int)((t->end - now + 999999) / 1000000);
 		}
 		n = epoll_wait(ep, ev, MAX_EVENTS, ms);
 		if (n < 0 && errno != EINTR)
 			fail("epoll_wait");
-		now = now_ns();
-		if (n > 0 && !t->t0)
-			recv_clock(t, o, now);
 		for (int i = 0; i < n; i++)
-			drain(ev[i].data.fd, b, p, !t->closed && now >= t->skip_at);
+			drain(ev[i].data.fd, b, p, t, o);
 	}
+	now = now_ns();
+	if (!t->t0)
+		recv_clock(t, o, now);
+	if (now < t->closed)
+		t->closed = now;
+	drain_ready(ep, ev, b, p, t, o);
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -968,6 +1032,7 @@ static int do_recv(const struct recv_opts *o)
 		recv_clock(&t, o, now_ns());
 	receive(ep, b, &p, &t, o);
 	report_pairs(&p, t.closed > t.skip_at ? (double)(t.closed - t.skip_at) / 1e9 : 0);
+	printf("read_lag max_ms %.1f\n", (double)t.lag_max / 1e6);
 	free(p.slot);
 	free(b);
 	return 0;
