@@ -2,7 +2,8 @@
 # tests/lib/forward.sh's counters of what the senders did (tests/tools/
 # flowgen's "target" lines, each after its SRC, - for none), on made-up
 # reports: what a class sent, and the share of the receivers' window it
-# skipped after stalls, which the forwarding scenarios take off the ideal.
+# skipped after stalls, which the forwarding scenarios take off the ideal;
+# and what the receivers say of how late they read.
 RUN_TOPO=none
 needs() { :; }
 HTBCTL=${HTBCTL:-build/htbctl}
@@ -71,6 +72,20 @@ test_htb_at_htbctls_offer() {
 test_less_takes_the_share_off() {
 	[ "$(fwd_less 1000000 0.1)" = 900000 ] || fail "$(fwd_less 1000000 0.1)"
 	[ "$(fwd_less 1000000 0)" = 1000000 ] || fail "$(fwd_less 1000000 0)"
+}
+
+# The receivers' read lag (flowgen recv's last line): the longest of
+# them, and their unstamped datagrams summed; "-" when none reports one.
+test_read_lag_takes_the_longest_and_sums_unstamped() {
+	local got
+	printf 'ready\n198.18.2.2 198.18.1.2 packets 1 bytes 1400 bps 1244 total_packets 1 total_bytes 1400\nread_lag max_ms 12.5 unstamped 0\n' > "$tmp/a.recv"
+	printf 'ready\nread_lag max_ms 103.0 unstamped 2\n' > "$tmp/b.recv"
+	printf 'read_lag max_ms 9.9 unstamped 1\n' > "$tmp/c.recv"
+	got=$(fwd_read_lag "$tmp/a.recv" "$tmp/b.recv" "$tmp/c.recv")
+	[ "$got" = "103.0 ms (3 unstamped)" ] || fail "read lag: '$got', not '103.0 ms (3 unstamped)'"
+	printf 'ready\n' > "$tmp/d.recv"
+	got=$(fwd_read_lag "$tmp/d.recv")
+	[ "$got" = "- ms" ] || fail "no read_lag line: '$got', not '- ms'"
 }
 
 . "$(dirname "$0")/../lib/runner.sh"

@@ -79,9 +79,12 @@ fwd_recv_up() {
 }
 
 # fwd_stop_receivers: once the senders are done and a second has passed
-# for what is still on its way, the receivers report.
+# for what is still on its way, the receivers report. FWD_CPU_BUSY: how
+# busy the CPUs were from FWD_CPU0 (cpu_ticks, taken before the offer) to
+# the senders' end, in %.
 fwd_stop_receivers() {
 	wait "${FWD_SENDERS[@]}" 2> /dev/null
+	FWD_CPU_BUSY=$(cpu_busy_since "${FWD_CPU0:-0 0}")
 	sleep 1
 	kill -TERM "${FWD_RECEIVERS[@]}" 2> /dev/null
 	wait "${FWD_RECEIVERS[@]}" 2> /dev/null
@@ -179,6 +182,7 @@ fwd_round() {
 				files+=("$FWD_DIR/$p.${r%%:*}.recv")
 			done
 		done
+		FWD_CPU0=
 		if fwd_ready "${files[@]}"; then
 			FWD_DROPS0=$(fwd_backlog_drops)
 			FWD_CPU0=$(cpu_ticks)
@@ -192,7 +196,7 @@ fwd_round() {
 		fwd_stop_receivers
 		wait
 		step "the CPUs' backlogs dropped $(($(fwd_backlog_drops) - ${FWD_DROPS0:-0})) packets"
-		step "the receivers read at most $(fwd_read_lag "${files[@]}") ms after arrival; the CPUs were $(cpu_busy_since "${FWD_CPU0:-0 0}")% busy"
+		step "the receivers read at most $(fwd_read_lag "${files[@]}") after arrival; the CPUs were $FWD_CPU_BUSY% busy"
 		fwd_drop_counters "$hp" "$kp" >> "$RESULTS/$SCENARIO.drops.log" 2>&1
 		fwd_use "$hp"
 		for r in $FWD_DOWN $FWD_UP; do
@@ -502,11 +506,14 @@ fwd_subscribers() {
 # Subscriber i (from 0) of the ISP-sized scenarios (15, 17): a /32 of its
 # own in 198.18.16.0/20, 250 to a /24.
 fwd_sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
-# fwd_read_lag RECV...: the longest any of these receivers took to read a
-# datagram after it arrived, in ms ("-" if none says): how late the VM
-# ran them at worst (they count by arrival, so it costs no accuracy).
+# fwd_read_lag RECV...: "L ms (U unstamped)": the longest any of these
+# receivers took to read a datagram after it arrived ("-" if none says):
+# how late the VM ran them at worst, which costs no accuracy as they count
+# by arrival; and how many datagrams they had to place by the time read
+# instead (no usable timestamp: 0 unless the clocks misbehave).
 fwd_read_lag() {
-	awk '$1 == "read_lag" { f = 1; if ($3 > m) m = $3 } END { if (f) printf "%.1f", m; else printf "-" }' "$@"
+	awk '$1 == "read_lag" { f = 1; if ($3 > m) m = $3; u += $5 }
+		END { if (f) printf "%.1f ms (%d unstamped)", m, u; else printf "- ms" }' "$@"
 }
 
 # fwd_judge_subs WANT RECV FIELD NSUB EVERY -> "n bad idle min% max% sum

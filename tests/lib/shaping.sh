@@ -364,16 +364,17 @@ plot_row() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$tsv"; }
 # where it stopped, and the times show where the suite's minutes go.
 step() { printf '[%(%T)T] %s\n' -1 "$*"; }
 
-# Relative error of measured against expected, in percent (signed).
 # cpu_ticks: "BUSY TOTAL" clock ticks of all this machine's CPUs so far
-# (/proc/stat; busy: user, nice, system, irq and softirq; total adds idle,
-# iowait and steal). cpu_busy_since MARK: the share of the CPUs' time that
-# was busy since cpu_ticks printed MARK, in %: how near its limit a case ran
-# the VM (a sender that finds no CPU skips its credit).
+# (/proc/stat; busy: user, nice, system, irq, softirq and steal, the time
+# a host ran something else while this VM wanted its CPU; total adds idle
+# and iowait; guest time is inside user and nice). cpu_busy_since MARK:
+# the share of the CPUs' time that was busy since cpu_ticks printed MARK,
+# in %: how near its limit a case ran the VM (a sender that finds no CPU
+# skips its credit).
 cpu_ticks() {
-	local u n s i w q sq st
-	read -r _ u n s i w q sq st _ < /proc/stat
-	echo $((u + n + s + q + sq)) $((u + n + s + i + w + q + sq + st))
+	local cpu u n s i w q sq st
+	read -r cpu u n s i w q sq st _ < /proc/stat
+	echo $((u + n + s + q + sq + st)) $((u + n + s + i + w + q + sq + st))
 }
 cpu_busy_since() {
 	local b0 t0 b1 t1
@@ -381,6 +382,8 @@ cpu_busy_since() {
 	read -r b1 t1 <<<"$(cpu_ticks)"
 	echo $((t1 > t0 ? (b1 - b0) * 100 / (t1 - t0) : 0))
 }
+
+# Relative error of measured against expected, in percent (signed).
 rel_err() { awk -v m="$1" -v e="$2" 'BEGIN { printf "%.2f", (m - e) * 100 / e }'; }
 within() { awk -v m="$1" -v e="$2" -v t="$3" 'BEGIN { d = (m - e) / e; exit !(d <= t/100 && d >= -t/100) }'; }
 

@@ -112,7 +112,7 @@ step "htbctl under its daemon on $FWD_DOWN and $FWD_UP after $((SECONDS - t0)) s
 fwd_recv_up c:6000:4
 fwd_recv_up u:6100:4
 fwd_ready "$FWD_DIR/s17h.c.recv" "$FWD_DIR/s17h.u.recv" || { fail "scenario17: receivers"; exit 1; }
-cpu0=$(cpu_ticks)
+FWD_CPU0=$(cpu_ticks)
 fwd_offer u "" "${down[@]}"
 fwd_offer c "" "${up[@]}"
 fwd_stop_receivers
@@ -125,7 +125,7 @@ step "senders: $(awk '$3 ~ /,6000,/ { d += $5; ds += $11; dw += $13; dws += $15 
 	$3 ~ /,6100,/ { u += $5; us += $11; uw += $13; uws += $15 }
 	END { printf "down skipped %.1f%% of their datagrams (%.1f%% in the window), up %.1f%% (%.1f%%)",
 		100 * ds / (d + ds + !d), 100 * dws / (dw + !dw), 100 * us / (u + us + !u), 100 * uws / (uw + !uw) }' "$FWD_DIR/s17h.send")"
-step "receivers read at most $(fwd_read_lag "$FWD_DIR/s17h.c.recv") ms (down) and $(fwd_read_lag "$FWD_DIR/s17h.u.recv") ms (up) after arrival; the CPUs were $(cpu_busy_since "$cpu0")% busy"
+step "receivers read at most $(fwd_read_lag "$FWD_DIR/s17h.c.recv") (down) and $(fwd_read_lag "$FWD_DIR/s17h.u.recv") (up) after arrival; the CPUs were $FWD_CPU_BUSY% busy"
 unshape_htbctl
 cp "$FWD_DIR"/s17h.* "$RESULTS/"
 

@@ -62,29 +62,31 @@
  * socket is drained with recvmmsg() (MSG_TRUNC: the payload is not copied,
  * its length is counted). Each datagram's destination address comes from
  * IP_PKTINFO or IPV6_PKTINFO, its arrival from the kernel's receive
- * timestamp (SO_TIMESTAMPNS; the time it is read if it has none). Once
- * every socket is bound it prints "ready" (flushed); D (default 10), S
- * (default 0) and U (default D; S < U <= D) count from there, or with
- * --from-first from the first datagram's arrival (senders that start a
- * while after ready, as under emulation, then still fill the window). It
- * receives until D seconds after ready (or SIGTERM/SIGINT, after reading
- * what waits), and counts, per (source address, destination address)
- * pair, the datagrams and payload bytes that arrived in the window from S
- * seconds after ready until U seconds after it (or the signal, if
- * sooner), and apart from that all those read from ready to the end. By
- * arrival, not by the time read: a receiver that the VM does not run
- * across an edge of its window (so that it reads late) still counts
- * exactly the window. Then it prints
+ * timestamp (SO_TIMESTAMPNS: its delivery to the socket's namespace, in
+ * softirq). Once every socket is bound it prints "ready" (flushed); D
+ * (default 10), S (default 0) and U (default D; S < U <= D) count from
+ * there, or with --from-first from the first datagram's arrival (senders
+ * that start a while after ready, as under emulation, then still fill the
+ * window). It receives until D seconds after ready (or SIGTERM/SIGINT),
+ * then reads what arrived before the window closed, and counts, per
+ * (source address, destination address) pair, the datagrams and payload
+ * bytes that arrived in the window from S seconds after ready until U
+ * seconds after it (or the signal, if sooner), and apart from that all
+ * those read from ready to the end. By arrival, not by the time read: a
+ * receiver that the VM does not run across an edge of its window (so
+ * that it reads late) still counts the window's arrivals. Then it prints
  * one line per pair that sent anything, IPv4 before IPv6, sorted by
- * source then destination address:
+ * source then destination address (an IPv4 address, also one that
+ * arrived v4-mapped on the dual-stack socket, prints dotted):
  *   SRC DST packets P bytes B bps X total_packets TP total_bytes TB
  * P and B count the window, TP and TB the whole run (a pair heard only
  * outside the window has P 0, B 0, X 0). X = B * 8 / the window's length
  * in seconds (U - S, or from S to the signal), rounded to a whole
- * number. A last line says how long the datagram that waited longest
- * waited to be read, in ms (0.1): how late the receiver ran at worst.
- *   read_lag max_ms L An IPv4 address, also one that arrived
- * v4-mapped on the dual-stack socket, prints dotted.
+ * number. A last line gives L, the longest a datagram waited to be read,
+ * in ms to 0.1 (how late the receiver ran at worst), and N, the
+ * datagrams whose timestamp was missing or not in the past, counted by
+ * the time they were read instead (0 unless the clocks misbehave):
+ *   read_lag max_ms L unstamped N
  *
  * Arguments are checked strictly: a count, port, size or TOS that is not
  * a whole decimal number in range, or a time (D, S, U) that is not digits
@@ -204,6 +206,7 @@ struct recv_times {
 	uint64_t skip_at, until_at, end, closed;
 	uint64_t t0;		/* what they count from; 0: the first datagram's arrival, not yet */
 	uint64_t lag_max;	/* the longest a datagram waited to be read */
+	uint64_t unstamped;	/* datagrams placed by the time read */
 };
 
 /* D, S and U from t0 on. */
@@ -854,24 +857,42 @@ static uint64_t real_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A datagram's arrival as now_ns(): its receive timestamp (CLOCK_REALTIME)
- * is that long before real, and so before now; read now if it has none, or
- * one that is not in the past. */
-static uint64_t msg_arrival(const struct msghdr *h, uint64_t now, uint64_t real)
+/* now_ns() and CLOCK_REALTIME at one instant: real read on both sides of
+ * now, again if something (a stalled vCPU) came between them. */
+static void clock_pair(uint64_t *now, uint64_t *real)
+{
+	for (int i = 0; i < 3; i++) {
+		uint64_t r0 = real_ns();
+
+		*now = now_ns();
+		*real = real_ns();
+		if (*real - r0 < 50000)
+			break;
+	}
+}
+
+/* A datagram's arrival as now_ns() in *at: its receive timestamp
+ * (CLOCK_REALTIME) is that long before real, and so before now. False,
+ * and now, if it has none or one that is not in the past. */
+static bool msg_arrival(const struct msghdr *h, uint64_t now, uint64_t real, uint64_t *at)
 {
 	struct cmsghdr *c;
 
+	*at = now;
 	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c)) {
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
 			struct timespec ts;
-			uint64_t at;
+			uint64_t rt;
 
 			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			at = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-			return at <= real && real - at < now ? now - (real - at) : now;
+			rt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			if (rt > real || real - rt >= now)
+				return false;
+			*at = now - (real - rt);
+			return true;
 		}
 	}
-	return now;
+	return false;
 }
 
 /* One datagram that arrived at `at`: the first starts the clock (when it
@@ -887,11 +908,14 @@ static void count_arrival(const struct msghdr *h, unsigned int len, uint64_t at,
 	pair_count(p, &src, &dst, len, at >= t->skip_at && at < t->closed);
 }
 
-/* Reads and counts all that waits on fd. The clocks are read once a
- * batch: a batch's arrivals are all earlier. */
-static void drain(int fd, struct recv_batch *b, struct pairs *p, struct recv_times *t,
-		  const struct recv_opts *o)
+/* Reads and counts all that waits on fd; returns how many of those
+ * arrived before the window closed. The clocks are read once a batch: a
+ * batch's arrivals are all earlier. */
+static unsigned int drain(int fd, struct recv_batch *b, struct pairs *p, struct recv_times *t,
+			  const struct recv_opts *o)
 {
+	unsigned int early = 0;
+
 	for (;;) {
 		uint64_t now, real;
 		int n;
@@ -900,36 +924,43 @@ static void drain(int fd, struct recv_batch *b, struct pairs *p, struct recv_tim
 		n = recvmmsg(fd, b->msgs, BATCH, MSG_DONTWAIT | MSG_TRUNC, NULL);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
-				return;
+				return early;
 			fail("recvmmsg");
 		}
-		now = now_ns();
-		real = real_ns();
+		clock_pair(&now, &real);
 		for (int k = 0; k < n; k++) {
-			uint64_t at = msg_arrival(&b->msgs[k].msg_hdr, now, real);
+			uint64_t at;
 
+			if (!msg_arrival(&b->msgs[k].msg_hdr, now, real, &at))
+				t->unstamped++;
 			if (now - at > t->lag_max)
 				t->lag_max = now - at;
 			count_arrival(&b->msgs[k].msg_hdr, b->msgs[k].msg_len, at, p, t, o);
+			early += at < t->closed;
 		}
 		if (n < BATCH)
-			return;
+			return early;
 	}
 }
 
-/* Drains every socket that is ready until none is. */
+/* Reads the ready sockets again and again while a pass finds datagrams
+ * that arrived before the window closed: a socket's arrivals come in
+ * order, so a pass without one finds only later ones, from senders that
+ * may not stop. */
 static void drain_ready(int ep, struct epoll_event *ev, struct recv_batch *b, struct pairs *p,
 			struct recv_times *t, const struct recv_opts *o)
 {
+	unsigned int early;
 	int n;
 
 	do {
+		early = 0;
 		n = epoll_wait(ep, ev, MAX_EVENTS, 0);
 		if (n < 0 && errno != EINTR)
 			fail("epoll_wait");
 		for (int i = 0; i < n; i++)
-			drain(ev[i].data.fd, b, p, t, o);
-	} while (n > 0);
+			early += drain(ev[i].data.fd, b, p, t, o);
+	} while (n > 0 && early);
 }
 
 /* Receives until end, or a signal: the window then ends at the signal.
@@ -1032,7 +1063,7 @@ static int do_recv(const struct recv_opts *o)
 		recv_clock(&t, o, now_ns());
 	receive(ep, b, &p, &t, o);
 	report_pairs(&p, t.closed > t.skip_at ? (double)(t.closed - t.skip_at) / 1e9 : 0);
-	printf("read_lag max_ms %.1f\n", (double)t.lag_max / 1e6);
+	printf("read_lag max_ms %.1f unstamped %" PRIu64 "\n", (double)t.lag_max / 1e6, t.unstamped);
 	free(p.slot);
 	free(b);
 	return 0;
