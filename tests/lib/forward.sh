@@ -84,7 +84,7 @@ fwd_recv_up() {
 # the senders' end, in %.
 fwd_stop_receivers() {
 	wait "${FWD_SENDERS[@]}" 2> /dev/null
-	FWD_CPU_BUSY=$(cpu_busy_since "${FWD_CPU0:-0 0}")
+	FWD_CPU_BUSY=$(cpu_busy_since "${FWD_CPU0:-}")
 	sleep 1
 	kill -TERM "${FWD_RECEIVERS[@]}" 2> /dev/null
 	wait "${FWD_RECEIVERS[@]}" 2> /dev/null
@@ -507,10 +507,11 @@ fwd_subscribers() {
 # own in 198.18.16.0/20, 250 to a /24.
 fwd_sub_addr() { echo "198.18.$((16 + $1 / 250)).$(($1 % 250 + 1))"; }
 # fwd_read_lag RECV...: "L ms (U unstamped)": the longest any of these
-# receivers took to read a datagram after it arrived ("-" if none says):
-# how late the VM ran them at worst, which costs no accuracy as they count
-# by arrival; and how many datagrams they had to place by the time read
-# instead (no usable timestamp: 0 unless the clocks misbehave).
+# receivers took to read a datagram after it arrived ("- ms" if none
+# says): how late the VM ran them at worst, which costs no accuracy as
+# they count by arrival; and how many datagrams they had to place by the
+# time read instead (no usable timestamp: 0 unless the kernel or the
+# clocks misbehave).
 fwd_read_lag() {
 	awk '$1 == "read_lag" { f = 1; if ($3 > m) m = $3; u += $5 }
 		END { if (f) printf "%.1f ms (%d unstamped)", m, u; else printf "- ms" }' "$@"

@@ -369,8 +369,8 @@ step() { printf '[%(%T)T] %s\n' -1 "$*"; }
 # a host ran something else while this VM wanted its CPU; total adds idle
 # and iowait; guest time is inside user and nice). cpu_busy_since MARK:
 # the share of the CPUs' time that was busy since cpu_ticks printed MARK,
-# in %: how near its limit a case ran the VM (a sender that finds no CPU
-# skips its credit).
+# in % ("-" without a MARK): how near its limit a case ran the VM (a
+# sender that finds no CPU skips its credit).
 cpu_ticks() {
 	local cpu u n s i w q sq st
 	read -r cpu u n s i w q sq st _ < /proc/stat
@@ -378,6 +378,7 @@ cpu_ticks() {
 }
 cpu_busy_since() {
 	local b0 t0 b1 t1
+	[ -n "$1" ] || { echo -; return; }
 	read -r b0 t0 <<<"$1"
 	read -r b1 t1 <<<"$(cpu_ticks)"
 	echo $((t1 > t0 ? (b1 - b0) * 100 / (t1 - t0) : 0))

@@ -101,15 +101,17 @@ stopped_counts_by_arrival() {
 
 # A receiver counts by arrival (the kernel's receive timestamp), not by
 # when it reads: stopped across its window's end (1.7 s to 2.5 s), it
-# still counts the window's 1 s. Counting by the time read, it got 0.7 s
-# of datagrams over a 1.5 s window: 0.47 Mbit/s.
+# still counts the window's 1 s. A receiver that counted by the time read
+# and closed its window when it woke (flowgen before e195862) got 0.7 s
+# of datagrams over a 1.5 s window, 0.47 Mbit/s; one that counts by the
+# time read within the fixed window, 0.78.
 test_a_receiver_stopped_across_the_windows_end_counts_by_arrival() {
 	stopped_counts_by_arrival 1.7
 }
 
 # ... and across its start (0.7 s to 1.5 s): what arrived before the
 # window and was read in it is not the window's. Counting by the time
-# read: 1.3 s of datagrams in a 1 s window, 1.23 Mbit/s.
+# read: 1.23 s of datagrams in a 1 s window, 1.23 Mbit/s.
 test_a_receiver_stopped_across_the_windows_start_counts_by_arrival() {
 	stopped_counts_by_arrival 0.7
 }

@@ -125,7 +125,7 @@ step "senders: $(awk '$3 ~ /,6000,/ { d += $5; ds += $11; dw += $13; dws += $15 
 	$3 ~ /,6100,/ { u += $5; us += $11; uw += $13; uws += $15 }
 	END { printf "down skipped %.1f%% of their datagrams (%.1f%% in the window), up %.1f%% (%.1f%%)",
 		100 * ds / (d + ds + !d), 100 * dws / (dw + !dw), 100 * us / (u + us + !u), 100 * uws / (uw + !uw) }' "$FWD_DIR/s17h.send")"
-step "receivers read at most $(fwd_read_lag "$FWD_DIR/s17h.c.recv") (down) and $(fwd_read_lag "$FWD_DIR/s17h.u.recv") (up) after arrival; the CPUs were $FWD_CPU_BUSY% busy"
+step "receivers read at most this long after arrival: down $(fwd_read_lag "$FWD_DIR/s17h.c.recv"), up $(fwd_read_lag "$FWD_DIR/s17h.u.recv"); the CPUs were $FWD_CPU_BUSY% busy"
 unshape_htbctl
 cp "$FWD_DIR"/s17h.* "$RESULTS/"
 

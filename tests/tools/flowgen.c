@@ -61,14 +61,17 @@
  * receive buffer (SO_RCVBUFFORCE, else SO_RCVBUF), in one epoll; a ready
  * socket is drained with recvmmsg() (MSG_TRUNC: the payload is not copied,
  * its length is counted). Each datagram's destination address comes from
- * IP_PKTINFO or IPV6_PKTINFO, its arrival from the kernel's receive
- * timestamp (SO_TIMESTAMPNS: its delivery to the socket's namespace, in
- * softirq). Once every socket is bound it prints "ready" (flushed); D
- * (default 10), S (default 0) and U (default D; S < U <= D) count from
- * there, or with --from-first from the first datagram's arrival (senders
- * that start a while after ready, as under emulation, then still fill the
- * window). It receives until D seconds after ready (or SIGTERM/SIGINT),
- * then reads what arrived before the window closed, and counts, per
+ * IP_PKTINFO or IPV6_PKTINFO, its arrival from the kernel's software
+ * receive timestamp (SO_TIMESTAMPING, RX_SOFTWARE: taken as the packet
+ * enters the receiver's namespace, at netif_rx, or at local delivery for
+ * one that carries a delivery time). Once every socket is bound it prints
+ * "ready" (flushed); D (default 10), S (default 0) and U (default D;
+ * S < U <= D) count from there, or with --from-first from the first
+ * datagram's arrival (senders that start a while after ready, as under
+ * emulation, then still fill the window). It receives until D seconds
+ * after ready (or SIGTERM/SIGINT), then reads every socket again until a
+ * round of them finds nothing that arrived before the window closed, and
+ * counts, per
  * (source address, destination address) pair, the datagrams and payload
  * bytes that arrived in the window from S seconds after ready until U
  * seconds after it (or the signal, if sooner), and apart from that all
@@ -84,8 +87,9 @@
  * in seconds (U - S, or from S to the signal), rounded to a whole
  * number. A last line gives L, the longest a datagram waited to be read,
  * in ms to 0.1 (how late the receiver ran at worst), and N, the
- * datagrams whose timestamp was missing or not in the past, counted by
- * the time they were read instead (0 unless the clocks misbehave):
+ * datagrams that came without a timestamp or with one not in the past,
+ * counted by the time they were read instead (0 unless the kernel or the
+ * clocks misbehave):
  *   read_lag max_ms L unstamped N
  *
  * Arguments are checked strictly: a count, port, size or TOS that is not
@@ -112,6 +116,8 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
 
 #define BATCH		64		/* datagrams per sendmmsg/recvmmsg */
 #define TICK_NS		1000000ull	/* the sender's sleep */
@@ -178,7 +184,7 @@ struct recv_opts {
 /* Room for IP_PKTINFO and IPV6_PKTINFO both, and the receive timestamp. */
 #define CTL_SPACE (CMSG_SPACE(sizeof(struct in_pktinfo)) + \
 		   CMSG_SPACE(sizeof(struct in6_pktinfo)) + \
-		   CMSG_SPACE(sizeof(struct timespec)))
+		   CMSG_SPACE(sizeof(struct scm_timestamping)))
 
 struct recv_batch {
 	struct mmsghdr msgs[BATCH];
@@ -693,10 +699,11 @@ static void raise_nofile(long flows)
 		     (unsigned long long)old.rlim_max);
 }
 
-/* One receiving socket on port, in the epoll ep. */
-static void open_port(const struct recv_opts *o, int ep, uint16_t port)
+/* One receiving socket on port, in the epoll ep; returns it. */
+static int open_port(const struct recv_opts *o, int ep, uint16_t port)
 {
 	int family = o->bind_len ? o->bind.sa.sa_family : AF_INET6, on = 1, off = 0;
+	int ts_flags = SOF_TIMESTAMPING_RX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE;
 	int fd = socket(family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	struct epoll_event ev = { .events = EPOLLIN };
 	union addr a = o->bind;
@@ -717,21 +724,30 @@ static void open_port(const struct recv_opts *o, int ep, uint16_t port)
 						      .sin6_addr = IN6ADDR_ANY_INIT };
 		a.v6.sin6_port = htons(port);
 	}
-	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)))
-		fail("setsockopt SO_TIMESTAMPNS");
+	/* SO_TIMESTAMPING, not SO_TIMESTAMPNS, which stamps a packet that
+	 * has none when it is read: a missing stamp must show as one */
+	if (setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &ts_flags, sizeof(ts_flags)))
+		fail("setsockopt SO_TIMESTAMPING");
 	if (bind(fd, &a.sa, family == AF_INET ? sizeof(a.v4) : sizeof(a.v6)))
 		fail("bind port %u", port);
 	ev.data.fd = fd;
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
 		fail("epoll_ctl");
-	/* never closed: the process's exit closes it */
+	return fd;	/* never closed: the process's exit closes it */
 }
 
-static void open_ports(const struct recv_opts *o, int ep)
+/* The N sockets, in the epoll ep; returns them (the last read sweeps
+ * them all). */
+static int *open_ports(const struct recv_opts *o, int ep)
 {
+	int *fds = calloc((size_t)o->flows, sizeof(*fds));
+
+	if (!fds)
+		fail("calloc");
 	raise_nofile(o->flows);
 	for (long i = 0; i < o->flows; i++)
-		open_port(o, ep, (uint16_t)(o->port + i));
+		fds[i] = open_port(o, ep, (uint16_t)(o->port + i));
+	return fds;
 }
 
 /* An address as IPv6 (IPv4 v4-mapped). */
@@ -858,16 +874,24 @@ static uint64_t real_ns(void)
 }
 
 /* now_ns() and CLOCK_REALTIME at one instant: real read on both sides of
- * now, again if something (a stalled vCPU) came between them. */
+ * now, up to three times if something (a stalled vCPU) came between
+ * them; the closest pair, real at its midpoint. */
 static void clock_pair(uint64_t *now, uint64_t *real)
 {
-	for (int i = 0; i < 3; i++) {
-		uint64_t r0 = real_ns();
+	uint64_t best = UINT64_MAX;
 
+	for (int i = 0; i < 3 && best > 50000; i++) {
+		uint64_t r0 = real_ns(), m = now_ns(), r1 = real_ns();
+
+		if (r1 >= r0 && r1 - r0 < best) {
+			best = r1 - r0;
+			*now = m;
+			*real = r0 + best / 2;
+		}
+	}
+	if (best == UINT64_MAX) {	/* the real clock stepped back each time */
 		*now = now_ns();
 		*real = real_ns();
-		if (*real - r0 < 50000)
-			break;
 	}
 }
 
@@ -880,13 +904,13 @@ static bool msg_arrival(const struct msghdr *h, uint64_t now, uint64_t real, uin
 
 	*at = now;
 	for (c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR((struct msghdr *)h, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-			struct timespec ts;
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPING) {
+			struct scm_timestamping ts;	/* ts[0]: software */
 			uint64_t rt;
 
 			memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-			rt = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-			if (rt > real || real - rt >= now)
+			rt = (uint64_t)ts.ts[0].tv_sec * 1000000000u + (uint64_t)ts.ts[0].tv_nsec;
+			if (!rt || rt > real || real - rt >= now)
 				return false;
 			*at = now - (real - rt);
 			return true;
@@ -908,15 +932,17 @@ static void count_arrival(const struct msghdr *h, unsigned int len, uint64_t at,
 	pair_count(p, &src, &dst, len, at >= t->skip_at && at < t->closed);
 }
 
-/* Reads and counts all that waits on fd; returns how many of those
- * arrived before the window closed. The clocks are read once a batch: a
- * batch's arrivals are all earlier. */
+/* Reads and counts all that waits on fd, or in the last read (last) until
+ * a batch holds nothing from before the window closed, so that a sender
+ * still sending cannot hold it; returns how many arrived before the close.
+ * The clocks are read once a batch: a batch's arrivals are all earlier. */
 static unsigned int drain(int fd, struct recv_batch *b, struct pairs *p, struct recv_times *t,
-			  const struct recv_opts *o)
+			  const struct recv_opts *o, bool last)
 {
 	unsigned int early = 0;
 
 	for (;;) {
+		unsigned int batch_early = 0;
 		uint64_t now, real;
 		int n;
 
@@ -936,38 +962,35 @@ static unsigned int drain(int fd, struct recv_batch *b, struct pairs *p, struct 
 			if (now - at > t->lag_max)
 				t->lag_max = now - at;
 			count_arrival(&b->msgs[k].msg_hdr, b->msgs[k].msg_len, at, p, t, o);
-			early += at < t->closed;
+			batch_early += at < t->closed;
 		}
-		if (n < BATCH)
+		early += batch_early;
+		if (n < BATCH || (last && !batch_early))
 			return early;
 	}
 }
 
-/* Reads the ready sockets again and again while a pass finds datagrams
- * that arrived before the window closed: a socket's arrivals come in
- * order, so a pass without one finds only later ones, from senders that
- * may not stop. */
-static void drain_ready(int ep, struct epoll_event *ev, struct recv_batch *b, struct pairs *p,
-			struct recv_times *t, const struct recv_opts *o)
+/* The last read: every socket, again while a round of them finds
+ * datagrams that arrived before the window closed (what the CPUs' backlogs
+ * still held the round before); a round without one finds only later ones,
+ * from senders that may not have stopped. */
+static void read_last(const int *fds, long n, struct recv_batch *b, struct pairs *p,
+		      struct recv_times *t, const struct recv_opts *o)
 {
 	unsigned int early;
-	int n;
 
 	do {
 		early = 0;
-		n = epoll_wait(ep, ev, MAX_EVENTS, 0);
-		if (n < 0 && errno != EINTR)
-			fail("epoll_wait");
-		for (int i = 0; i < n; i++)
-			early += drain(ev[i].data.fd, b, p, t, o);
-	} while (n > 0 && early);
+		for (long i = 0; i < n; i++)
+			early += drain(fds[i], b, p, t, o, true);
+	} while (early);
 }
 
 /* Receives until end, or a signal: the window then ends at the signal.
  * What waits at either is read before the report. With --from-first the
  * clock starts at the first datagram's arrival. */
-static void receive(int ep, struct recv_batch *b, struct pairs *p, struct recv_times *t,
-		    const struct recv_opts *o)
+static void receive(int ep, const int *fds, struct recv_batch *b, struct pairs *p,
+		    struct recv_times *t, const struct recv_opts *o)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	uint64_t now;
@@ -985,14 +1008,14 @@ static void receive(int ep, struct recv_batch *b, struct pairs *p, struct recv_t
 		if (n < 0 && errno != EINTR)
 			fail("epoll_wait");
 		for (int i = 0; i < n; i++)
-			drain(ev[i].data.fd, b, p, t, o);
+			drain(ev[i].data.fd, b, p, t, o, false);
 	}
 	now = now_ns();
 	if (!t->t0)
 		recv_clock(t, o, now);
 	if (now < t->closed)
 		t->closed = now;
-	drain_ready(ep, ev, b, p, t, o);
+	read_last(fds, o->flows, b, p, t, o);
 }
 
 static int pair_cmp(const void *a, const void *b)
@@ -1047,7 +1070,7 @@ static int do_recv(const struct recv_opts *o)
 	struct recv_batch *b = calloc(1, sizeof(*b));
 	struct pairs p = { 0 };
 	struct recv_times t = { 0 };
-	int ep = epoll_create1(EPOLL_CLOEXEC);
+	int ep = epoll_create1(EPOLL_CLOEXEC), *fds;
 
 	if (!b)
 		fail("calloc");
@@ -1056,15 +1079,16 @@ static int do_recv(const struct recv_opts *o)
 	b->iov.iov_base = b->scratch;
 	b->iov.iov_len = sizeof(b->scratch);
 	catch_signals();
-	open_ports(o, ep);
+	fds = open_ports(o, ep);
 	printf("ready\n");
 	fflush(stdout);
 	if (!o->from_first)
 		recv_clock(&t, o, now_ns());
-	receive(ep, b, &p, &t, o);
+	receive(ep, fds, b, &p, &t, o);
 	report_pairs(&p, t.closed > t.skip_at ? (double)(t.closed - t.skip_at) / 1e9 : 0);
 	printf("read_lag max_ms %.1f unstamped %" PRIu64 "\n", (double)t.lag_max / 1e6, t.unstamped);
 	free(p.slot);
+	free(fds);
 	free(b);
 	return 0;
 }
