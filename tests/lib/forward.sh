@@ -234,25 +234,34 @@ fwd_class_bps() {
 # and the ROLE receiver's totals.
 fwd_class_loss() {
 	local sent rcvd
-	sent=$(awk -v by="$3" -v a4="$4" -v a6="$5" '$2 == "target" {
-			split($3, t, ","); k = (by == "src" ? (t[5] != "" ? t[5] : $1) : t[1])
-			if (k == a4 || (a6 != "-" && k == a6)) n += $5 } END { print n + 0 }' "$FWD_DIR/$1.send")
+	read -r sent _ <<<"$(fwd_sent_sums "$1" "$3" "$4" "$5")"
 	rcvd=$(awk -v col="$([ "$3" = src ] && echo 1 || echo 2)" -v a4="$4" -v a6="$5" '
 		$3 == "packets" && ($col == a4 || $col == a6) { n += $10 } END { print n + 0 }' \
 		"$FWD_DIR/$1.$2.recv")
 	echo "$sent $rcvd"
 }
 
+# fwd_sent_sums PREFIX BY ADDR4 ADDR6: "SENT DUE SKIPPED" summed over the
+# lines of PREFIX's sender reports (tests/tools/flowgen's target lines,
+# each after its SRC, - for none) that are the class's: by src, the
+# target's own source (its fifth field) or else the line's SRC; by dst,
+# its destination; ADDR6 - for none, which matches no line. SENT over the
+# run, DUE and SKIPPED in the receivers' window.
+fwd_sent_sums() {
+	awk -v by="$2" -v a4="$3" -v a6="$4" '$2 == "target" {
+			split($3, t, ","); k = (by == "src" ? (t[5] != "" ? t[5] : $1) : t[1])
+			if (k == a4 || (a6 != "-" && k == a6)) { n += $5; due += $13; s += $15 } }
+		END { print n + 0, due + 0, s + 0 }' "$FWD_DIR/$1.send"
+}
+
 # fwd_class_skipped PREFIX BY ADDR4 ADDR6: the share (0-1) of a class's
 # datagrams that its senders (PREFIX's, by src or dst address) skipped in
 # the receivers' window: credit dropped after the emulator stopped them
-# (tests/tools/flowgen's window_due and window_skipped), which no shaper
-# could have sent.
+# (window_due and window_skipped), which no shaper could have sent.
 fwd_class_skipped() {
-	awk -v by="$2" -v a4="$3" -v a6="$4" '$2 == "target" {
-			split($3, t, ","); k = (by == "src" ? (t[5] != "" ? t[5] : $1) : t[1])
-			if (k == a4 || (a6 != "-" && k == a6)) { due += $13; s += $15 } }
-		END { printf "%.6f\n", due ? s / due : 0 }' "$FWD_DIR/$1.send"
+	local due s
+	read -r _ due s <<<"$(fwd_sent_sums "$@")"
+	awk -v due="$due" -v s="$s" 'BEGIN { printf "%.6f\n", due ? s / due : 0 }'
 }
 
 # fwd_wire OFFER4 OFFER6: payload bit/s over IPv4 and IPv6 on the wire.

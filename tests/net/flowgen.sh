@@ -2,19 +2,29 @@
 # tests/tools/flowgen, the forwarding scenarios' sender and receiver: the
 # sender's report, which the scenarios print to say when the VM did not
 # run a sender (scenario 17's "senders: down skipped N%"), and the
-# receiver's window, counted by arrival. A sender at 1 Mbit/s of 1000-byte
-# datagrams (125 a second) is stopped (SIGSTOP) for 600 ms in its second
-# of three: 75 datagrams fall due in the stop (a few more if it runs
-# long), of which it sends 20 ms of its rate (3) at once and skips the
-# rest: 72 or more (70: a burst 15 ms longer fails), at most 120 (room for
-# a busy host's own stalls; the sender runs a round every millisecond).
+# receiver's window, counted by arrival. The send cases: a sender at
+# 1 Mbit/s of 1000-byte datagrams (125 a second) is stopped (SIGSTOP) for
+# 600 ms in its second of three: 75 datagrams fall due in the stop (a few
+# more if it runs long), of which it sends 20 ms of its rate (3) at once
+# and skips the rest: 72 or more (70: a burst 15 ms longer fails), at most
+# 120 (room for a busy host's own stalls; the sender runs a round every
+# millisecond).
 
-FG=${FLOWGEN:-$(dirname "$HTBCTL")/tests/tools/flowgen}
+. tests/lib/forward.sh	# FG, fwd_ready
 
 setup() { [ -x "$FG" ] || fail "no $FG (make tests builds it)"; }
 
 # report FIELD: that field of the one target's line in $tmp/send
 report() { awk -v f="$1" '$1 == "target" { for (i = 3; i < NF; i += 2) if ($i == f) print $(i + 1) }' "$tmp/send"; }
+
+# stop_for PID AT SECS: PID stopped (SIGSTOP) AT seconds from now for
+# SECS, as a VM that does not run it.
+stop_for() {
+	sleep "$2"
+	kill -STOP "$1"
+	sleep "$3"
+	kill -CONT "$1"
+}
 
 # send_stopped AT [OPTION...]: a 3 s sender at 1 Mbit/s of 1000-byte
 # datagrams, stopped AT seconds in for 600 ms; its report in $tmp/send
@@ -24,10 +34,7 @@ send_stopped() {
 	nsenter --net=/run/netns/"$SND_NS" "$FG" send --size 1000 --seconds 3 "$@" \
 		"$RCV_IP4,9000,1,1m" > "$tmp/send" 2>&1 &
 	pid=$!
-	sleep "$at"
-	kill -STOP $pid
-	sleep 0.6
-	kill -CONT $pid
+	stop_for $pid "$at" 0.6
 	wait $pid || fail "flowgen send failed: $(oneline "$tmp/send")"
 }
 
@@ -67,17 +74,13 @@ test_a_stall_before_the_window_is_not_in_it() {
 # datagrams into it; the receiver stopped AT seconds after ready for
 # 800 ms, as a VM that does not run it.
 recv_stopped() {
-	local at=$1 rpid spid i
+	local at=$1 rpid spid
 	nsenter --net=/run/netns/"$RCV_NS" "$FG" recv --port 9100 --flows 1 --seconds 3 --skip 1 --until 2 > "$tmp/recv" 2>&1 &
 	rpid=$!
-	for ((i = 0; i < 100; i++)); do grep -q '^ready' "$tmp/recv" && break; sleep 0.05; done
-	[ $i -lt 100 ] || fail "flowgen recv not ready after 5 s: $(oneline "$tmp/recv")"
+	fwd_ready "$tmp/recv" || fail "flowgen recv not ready after 30 s: $(oneline "$tmp/recv")"
 	in_snd "$FG" send --size 1000 --seconds 3 "$RCV_IP4,9100,1,1m" > "$tmp/send" 2>&1 &
 	spid=$!
-	sleep "$at"
-	kill -STOP $rpid
-	sleep 0.8
-	kill -CONT $rpid
+	stop_for $rpid "$at" 0.8
 	wait $spid || fail "flowgen send failed: $(oneline "$tmp/send")"
 	wait $rpid || fail "flowgen recv failed: $(oneline "$tmp/recv")"
 }

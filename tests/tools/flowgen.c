@@ -207,9 +207,9 @@ struct pairs {
 };
 
 /* A run's times, as now_ns(): the window [skip_at, closed) within
- * [ready, end]; closed is until_at, or a signal's time if sooner. */
+ * [ready, end]; closed is U after t0, or a signal's time if sooner. */
 struct recv_times {
-	uint64_t skip_at, until_at, end, closed;
+	uint64_t skip_at, end, closed;
 	uint64_t t0;		/* what they count from; 0: the first datagram's arrival, not yet */
 	uint64_t lag_max;	/* the longest a datagram waited to be read */
 	uint64_t unstamped;	/* datagrams placed by the time read */
@@ -220,8 +220,7 @@ static void recv_clock(struct recv_times *t, const struct recv_opts *o, uint64_t
 {
 	t->t0 = t0;
 	t->skip_at = t0 + (uint64_t)(o->skip * 1e9);
-	t->until_at = t0 + (uint64_t)(o->until * 1e9);
-	t->closed = t->until_at;
+	t->closed = t0 + (uint64_t)(o->until * 1e9);
 	t->end = t0 + (uint64_t)(o->seconds * 1e9);
 }
 
@@ -282,13 +281,18 @@ static void catch_signals(void)
 		fail("sigaction");
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+
+/* Every time of a run is on the monotonic clock; receive stamps come on
+ * the real one. */
+static uint64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+static uint64_t real_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 /* The value of the n characters at s if they are all decimal digits (at
  * least one) and it fits; else -1. */
@@ -863,14 +867,6 @@ static void recv_reset(struct recv_batch *b)
 		h->msg_controllen = sizeof(b->ctl[k].buf);
 		h->msg_flags = 0;
 	}
-}
-
-static uint64_t real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* now_ns() and CLOCK_REALTIME at one instant: real read on both sides of
