@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "import/import.h"
@@ -50,20 +51,23 @@ static int fill_libreqos(const struct ctx *ctx, FILE *f, void *arg)
 	return lqos_write(arg, f);
 }
 
-/* import libreqos's options, each with a value. */
+/* import libreqos's options: each with a value, or a flag ("1"). */
 struct lq_opts {
-	const char *upload_dev, *keep_ids, *root_mbps;
+	const char *upload_dev, *keep_ids, *root_mbps, *gen_pn, *gen_pn_mbps, *strict;
 };
 
 /* Strips the options out of argv (argv keeps the rest, in order). */
 static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, struct lq_opts *o)
 {
 	const struct {
-		const char *name, **val, *what;
+		const char *name, **val, *what;	/* what: NULL for a flag */
 	} opts[] = {
 		{ "--upload-dev", &o->upload_dev, "device" },
 		{ "--keep-ids", &o->keep_ids, "file" },
 		{ "--root-mbps", &o->root_mbps, "DOWN/UP in Mbps" },
+		{ "--generated-pn", &o->gen_pn, "count" },
+		{ "--generated-pn-mbps", &o->gen_pn_mbps, "DOWN/UP in Mbps" },
+		{ "--strict", &o->strict, NULL },
 	};
 	int n = 0;
 
@@ -76,7 +80,7 @@ static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, str
 			argv[n++] = argv[i];
 			continue;
 		}
-		if (i + 1 >= *argc) {
+		if (opts[k].what && i + 1 >= *argc) {
 			p_err(ctx, "%s needs a %s", argv[i], opts[k].what);
 			return -1;
 		}
@@ -84,7 +88,7 @@ static int take_libreqos_opts(const struct ctx *ctx, int *argc, char **argv, str
 			p_err(ctx, "%s given twice", argv[i]);
 			return -1;
 		}
-		*opts[k].val = argv[++i];
+		*opts[k].val = opts[k].what ? argv[++i] : "1";
 	}
 	*argc = n;
 	return 0;
@@ -107,6 +111,30 @@ static int parse_root_mbps(const char *s, __u64 bits[2])
 	return bits[LQ_DOWN] >= 1000000 && bits[LQ_UP] >= 1000000 ? 0 : -1;
 }
 
+/* --generated-pn COUNT, 0..4096; by default one per CPU of this machine,
+ * as LibreQoS makes one per CPU queue of the shaper it runs on. */
+static int parse_gen_pn(const struct ctx *ctx, const char *s, unsigned *count)
+{
+	char v[MSG_QUOTE_BUF], *end;
+	unsigned long n;
+	long cpus;
+
+	if (!s) {
+		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		*count = cpus > 0 ? (unsigned)cpus : 1;
+		return 0;
+	}
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end || errno || n > 4096) {
+		p_err(ctx, "--generated-pn %s: expected a count of nodes, 0..4096 (LibreQoS makes one per CPU queue)",
+		      msg_quote(v, sizeof(v), s));
+		return -1;
+	}
+	*count = (unsigned)n;
+	return 0;
+}
+
 /* The device's name goes into the config as a value: what the kernel
  * would refuse as a device name (and so anything that could break the
  * line) is refused. */
@@ -125,7 +153,13 @@ static int check_libreqos_opts(const struct ctx *ctx, const struct lq_opts *o, s
 		      msg_quote(v, sizeof(v), o->root_mbps));
 		return -1;
 	}
-	return 0;
+	if (o->gen_pn_mbps && parse_root_mbps(o->gen_pn_mbps, q->gen_bw)) {
+		p_err(ctx, "--generated-pn-mbps %s: expected DOWN/UP in Mbps, each at least 1 (like 1000/1000)",
+		      msg_quote(v, sizeof(v), o->gen_pn_mbps));
+		return -1;
+	}
+	q->strict = o->strict;
+	return parse_gen_pn(ctx, o->gen_pn, &q->gen_pn);
 }
 
 /* What was written: a line on stderr, or with -j and -o an object on

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -24,19 +25,25 @@
 
 /* ---- messages ------------------------------------------------------- */
 
-static int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+/* "FILE:LINE: " (LINE 0: "FILE: ") and the message into buf. */
+static void lq_vformat(char *buf, size_t len, const char *file, unsigned line, const char *fmt,
+		       va_list ap)
 {
 	char f[MSG_QUOTE_BUF];
 	size_t n;
-	va_list ap;
 
 	msg_clip(f, sizeof(f), file);
-	n = line ? (size_t)snprintf(q->err, sizeof(q->err), "%s:%u: ", f, line) :
-		   (size_t)snprintf(q->err, sizeof(q->err), "%s: ", f);
+	n = line ? (size_t)snprintf(buf, len, "%s:%u: ", f, line) :
+		   (size_t)snprintf(buf, len, "%s: ", f);
+	vsnprintf(buf + n, len - n, fmt, ap);
+}
+
+int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+
 	va_start(ap, fmt);
-	vsnprintf(q->err + n, sizeof(q->err) - n, fmt, ap);
+	lq_vformat(q->err, sizeof(q->err), file, line, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -45,19 +52,11 @@ static void *grow(void *arr, unsigned *cap, unsigned n, size_t size);
 
 /* A warning: the import goes on, and the line is printed with the summary
  * (what was read but is not in the config). 0, or -1 out of memory. */
-static int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+static int lq_vwarn(struct lqos *q, const char *file, unsigned line, const char *fmt, va_list ap)
 {
-	char f[MSG_QUOTE_BUF], text[1024];
-	size_t n;
-	va_list ap;
+	char text[1024];
 
-	msg_clip(f, sizeof(f), file);
-	n = (size_t)snprintf(text, sizeof(text), "%s:%u: ", f, line);
-	va_start(ap, fmt);
-	vsnprintf(text + n, sizeof(text) - n, fmt, ap);
-	va_end(ap);
+	lq_vformat(text, sizeof(text), file, line, fmt, ap);
 	q->warns = grow(q->warns, &q->warncap, q->nwarn, sizeof(*q->warns));
 	if (!q->warns || !(q->warns[q->nwarn] = strdup(text)))
 		return lq_err(q, file, 0, "out of memory");
@@ -65,9 +64,33 @@ static int lq_warn(struct lqos *q, const char *file, unsigned line, const char *
 	return 0;
 }
 
-/* A value in a message: quoted, bounded, escaped (one per call site:
- * each needs its own buffer). */
-#define QV(buf, s) msg_quote(buf, sizeof(buf), s)
+int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = lq_vwarn(q, file, line, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+/* What LibreQoS accepts with a warning: a warning that ends with what
+ * happens then (": then"), or with --strict the error it was before
+ * htbctl followed LibreQoS there. */
+int lq_lenient(struct lqos *q, const char *file, unsigned line, const char *then,
+	       const char *fmt, ...)
+{
+	char text[900];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	if (q->strict)
+		return lq_err(q, file, line, "%s", text);
+	return lq_warn(q, file, line, "%s: %s", text, then);
+}
 
 /* ---- class ids and rates -------------------------------------------- */
 
@@ -145,6 +168,18 @@ static void *grow(void *arr, unsigned *cap, unsigned n, size_t size)
 
 /* ---- network.json ---------------------------------------------------- */
 
+struct lq_node *lq_node_new(struct lqos *q)
+{
+	struct lq_node *n;
+
+	q->nodes = grow(q->nodes, &q->nodecap, q->nnodes, sizeof(*q->nodes));
+	if (!q->nodes)
+		return NULL;
+	n = &q->nodes[q->nnodes++];
+	memset(n, 0, sizeof(*n));
+	return n;
+}
+
 static const char *const dir_key[2] = { "downloadBandwidthMbps", "uploadBandwidthMbps" };
 
 /* A JSON number of Mbps: the decimal text exactly, an exponent through a
@@ -165,27 +200,64 @@ static int json_mbps(const struct json_value *v, __u64 *bits)
 	return 0;
 }
 
+/* What a node without a bandwidth (or with 0) takes, as LibreQoS's
+ * fix_zero_bandwidths does: its parent's, at the top the link's
+ * (--root-mbps); 0 when there is none. */
+static __u64 inherited_bw(const struct lqos *q, const struct lq_node *n, int d)
+{
+	return n->parent >= 0 ? q->nodes[n->parent].bw[d] : q->root_set[d];
+}
+
+static int node_bw_missing(struct lqos *q, const struct lq_node *n, const char *name, int d,
+			   unsigned line, const char *what)
+{
+	char a[MSG_QUOTE_BUF], mb[32];
+	__u64 bw = inherited_bw(q, n, d);
+
+	if (!bw || q->strict)
+		return lq_err(q, q->json_name, line, "node %s %s%s", QV(a, name), what,
+			      bw ? "" : " (LibreQoS takes the link's: give --root-mbps DOWN/UP)");
+	lq_sprint_mbps(bw, mb, sizeof(mb));
+	return lq_warn(q, q->json_name, line, "node %s %s: %s Mbps taken, %s's, as LibreQoS does",
+		       QV(a, name), what, mb, n->parent >= 0 ? "its parent" : "the link");
+}
+
+/* A node's bandwidth, capped at its parent's (at the top, the link's) as
+ * LibreQoS's inheritBandwidthMaxes caps it. */
 static int node_bandwidth(struct lqos *q, const struct json_value *node, const char *name,
 			  struct lq_node *n)
 {
-	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF];
+	char a[MSG_QUOTE_BUF], b[MSG_QUOTE_BUF], what[96];
 
 	for (int d = LQ_DOWN; d <= LQ_UP; d++) {
 		const struct json_member *m = json_get(node, dir_key[d]);
+		__u64 cap = inherited_bw(q, n, d);
 
-		if (!m)
-			return lq_err(q, q->json_name, node->line, "node %s has no \"%s\"",
-				      QV(a, name), dir_key[d]);
+		if (!m) {
+			snprintf(what, sizeof(what), "has no \"%s\"", dir_key[d]);
+			if (node_bw_missing(q, n, name, d, node->line, what))
+				return -1;
+			n->bw[d] = cap;
+			continue;
+		}
 		if (json_mbps(&m->value, &n->bw[d]))
 			return lq_err(q, q->json_name, m->line,
 				      "node %s: \"%s\" %s is not a number of Mbps (like 1000 or 2.5)",
 				      QV(a, name), dir_key[d],
 				      m->value.type == JSON_NUMBER || m->value.type == JSON_STRING ?
 				      QV(b, m->value.str) : json_type_name(m->value.type));
+		if (!n->bw[d]) {
+			snprintf(what, sizeof(what), "has \"%s\" 0", dir_key[d]);
+			if (node_bw_missing(q, n, name, d, m->line, what))
+				return -1;
+			n->bw[d] = cap;
+		}
 		if (n->bw[d] < 8)
 			return lq_err(q, q->json_name, m->line,
 				      "node %s: \"%s\" %s is below 8 bit/s: a node needs bandwidth",
 				      QV(a, name), dir_key[d], QV(b, m->value.str));
+		if (cap && n->bw[d] > cap)
+			n->bw[d] = cap;
 	}
 	return 0;
 }
@@ -230,11 +302,9 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 		return lq_err(q, q->json_name, m->line,
 			      "node name %s given twice (also line %u): ShapedDevices.csv's Parent Node could not tell them apart",
 			      QV(a, m->key), q->nodes[dup].line);
-	q->nodes = grow(q->nodes, &q->nodecap, q->nnodes, sizeof(*q->nodes));
-	if (!q->nodes || lq_map_add(&q->node_by_name, h, idx))
+	n = lq_node_new(q);
+	if (!n || lq_map_add(&q->node_by_name, h, idx))
 		return lq_err(q, q->json_name, 0, "out of memory");
-	q->nnodes++;
-	n = &q->nodes[idx];
 	n->line = m->line;
 	n->parent = parent;
 	if (!(n->name = strdup(m->key)))
@@ -261,28 +331,6 @@ static int add_nodes(struct lqos *q, const struct json_value *obj, int parent, i
 	return 0;
 }
 
-/* Which class each node is (a virtual node's children move up to its
- * nearest shaped ancestor, as LibreQoS does) and its HTB level; parents
- * come first in the array. */
-static int place_nodes(struct lqos *q)
-{
-	char a[MSG_QUOTE_BUF];
-
-	for (unsigned i = 0; i < q->nnodes; i++) {
-		struct lq_node *n = &q->nodes[i];
-		int up = n->parent < 0 ? -1 : q->nodes[n->parent].shaped;
-		unsigned up_level = up < 0 ? 1 : q->nodes[up].level;
-
-		n->shaped = n->virt ? up : (int)i;
-		n->level = n->virt ? up_level : up_level + 1;
-		if (n->level > HTB_MAX_DEPTH)
-			return lq_err(q, q->json_name, n->line,
-				      "node %s is at HTB level %u (the root class is level 1, virtual nodes do not count): HTB allows %d",
-				      QV(a, n->name), n->level, HTB_MAX_DEPTH);
-	}
-	return 0;
-}
-
 static int read_network(struct lqos *q, const struct lqos_text *t)
 {
 	struct json_value root;
@@ -301,7 +349,8 @@ static int read_network(struct lqos *q, const struct lqos_text *t)
 	}
 	rc = add_nodes(q, &root, -1, 0);
 	json_free(&root);
-	return rc ? rc : place_nodes(q);
+	q->flat = !rc && !q->nnodes;
+	return rc ? rc : lqos_place_nodes(q);
 }
 
 /* ---- ShapedDevices.csv: the header ---------------------------------- */
@@ -351,6 +400,32 @@ static char *trim(char *s)
 	return s;
 }
 
+/* A name as LibreQoS compares header names: its letters and digits,
+ * lower-cased ("circuit_id" is "Circuit ID"). */
+static void header_key(const char *s, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++)
+		if (isalnum((unsigned char)*s))
+			out[n++] = (char)tolower((unsigned char)*s);
+	out[n] = '\0';
+}
+
+/* LibreQoS takes a rate column with or without its "Mbps". */
+static bool same_column(const char *field, const char *col)
+{
+	char f[64], k[64];
+	size_t n;
+
+	header_key(field, f, sizeof(f));
+	header_key(col, k, sizeof(k));
+	if (!strcmp(f, k))
+		return true;
+	n = strlen(f);
+	return n + 4 == strlen(k) && !strncmp(f, k, n) && !strcmp(k + n, "mbps");
+}
+
 static int read_header(struct lqos *q, struct csv *c, struct lq_header *h)
 {
 	char a[MSG_QUOTE_BUF];
@@ -368,7 +443,7 @@ static int read_header(struct lqos *q, struct csv *c, struct lq_header *h)
 		const char *f = trim(c->field[i]);
 
 		for (int k = 0; k < NCOLS; k++) {
-			if (strcasecmp(f, cols[k].name))
+			if (!same_column(f, cols[k].name))
 				continue;
 			if (h->at[k] >= 0)
 				return lq_err(q, q->csv_name, h->line, "column %s given twice in the header",
@@ -461,6 +536,8 @@ static int row_rates(struct lqos *q, struct lq_row *r)
 	return 0;
 }
 
+/* 0, 1 to leave the row out (its Parent Node is not in network.json, as
+ * LibreQoS leaves such a circuit unshaped), or -1. */
 static int row_parent(struct lqos *q, struct lq_row *r)
 {
 	char a[MSG_QUOTE_BUF], f[MSG_QUOTE_BUF];
@@ -469,11 +546,21 @@ static int row_parent(struct lqos *q, struct lq_row *r)
 	r->parent = -1;
 	if (!r->v[COL_PARENT][0])
 		return 0;
+	if (q->flat && !q->strict) {
+		/* LibreQoS forces every Parent Node to none in a flat network */
+		if (!q->flat_said++ && lq_warn(q, q->csv_name, r->line,
+					       "Parent Node %s ignored, as every one is: %s is flat ({}), and LibreQoS ignores the column then",
+					       QV(a, r->v[COL_PARENT]), QV(f, q->json_name)))
+			return -1;
+		return 0;
+	}
 	n = node_find(q, r->v[COL_PARENT]);
 	if (n < 0)
-		return lq_err(q, q->csv_name, r->line, "Parent Node %s is not a node of %s%s",
-			      QV(a, r->v[COL_PARENT]), QV(f, q->json_name),
-			      q->nnodes ? "" : " (it has none: a flat network leaves Parent Node empty)");
+		return lq_lenient(q, q->csv_name, r->line,
+				  "the row is left out, its device unshaped, as LibreQoS leaves it",
+				  "Parent Node %s is not a node of %s%s",
+				  QV(a, r->v[COL_PARENT]), QV(f, q->json_name),
+				  q->nnodes ? "" : " (it has none: a flat network leaves Parent Node empty)") ?: 1;
 	/* a virtual node's circuits hang on its nearest shaped ancestor */
 	if (q->nodes[n].shaped >= 0 && q->nodes[q->nodes[n].shaped].level >= HTB_MAX_DEPTH)
 		return lq_err(q, q->csv_name, r->line,
@@ -483,7 +570,7 @@ static int row_parent(struct lqos *q, struct lq_row *r)
 	return 0;
 }
 
-static void sprint_mbps(__u64 bits, char *buf, size_t len)
+void lq_sprint_mbps(__u64 bits, char *buf, size_t len)
 {
 	int n = snprintf(buf, len, "%llu.%06llu", (unsigned long long)(bits / 1000000),
 			 (unsigned long long)(bits % 1000000));
@@ -494,9 +581,8 @@ static void sprint_mbps(__u64 bits, char *buf, size_t len)
 		buf[--n] = '\0';
 }
 
-/* A circuit's devices share its parent and its rates (LibreQoS takes the
- * first row's and warns; here a difference is an error, as the operator
- * must decide which is meant). */
+/* A circuit's devices share its parent (LibreQoS refuses a difference)
+ * and its rates (LibreQoS warns and takes the first row's). */
 static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct lq_circuit *c)
 {
 	static const int colof[2][2] = { { COL_DOWN_MIN, COL_DOWN_MAX }, { COL_UP_MIN, COL_UP_MAX } };
@@ -513,11 +599,12 @@ static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct 
 		for (int i = 0; i < 2; i++) {
 			if (got[i] == had[i])
 				continue;
-			sprint_mbps(had[i], was, sizeof(was));
-			return lq_err(q, q->csv_name, r->line,
-				      "%s %s of circuit %s differs from line %u ('%s'): the devices of one circuit share its rates",
-				      cols[colof[d][i]].name, QV(a, r->v[colof[d][i]]), QV(b, c->id),
-				      c->line, was);
+			lq_sprint_mbps(had[i], was, sizeof(was));
+			return lq_lenient(q, q->csv_name, r->line,
+					  "the circuit keeps that line's, as LibreQoS takes the first",
+					  "%s %s of circuit %s differs from line %u ('%s')",
+					  cols[colof[d][i]].name, QV(a, r->v[colof[d][i]]), QV(b, c->id),
+					  c->line, was);
 		}
 	}
 	return 0;
@@ -595,11 +682,12 @@ static int parse_prefix(struct lqos *q, const struct lq_row *r, int col, const c
 		host_bits |= (p->addr[i] & ~mask) != 0;
 		p->addr[i] &= mask;
 	}
-	if (host_bits) {
-		inet_ntop(af, p->addr, net, sizeof(net));
-		return lq_err(q, q->csv_name, r->line, "%s %s has host bits set (did you mean %s/%u?)",
-			      cols[col].name, QV(a, word), net, plen);
-	}
+	inet_ntop(af, p->addr, net, sizeof(net));
+	if (host_bits && lq_lenient(q, q->csv_name, r->line,
+				    "taken as that prefix, which LibreQoS's maps match",
+				    "%s %s has host bits set (did you mean %s/%u?)",
+				    cols[col].name, QV(a, word), net, plen))
+		return -1;
 	p->af = (__u8)af;
 	p->plen = (__u8)plen;
 	return 0;
@@ -658,8 +746,9 @@ static int row_addrs(struct lqos *q, const struct lq_row *r, unsigned ci)
 		free(list);
 	}
 	if (q->naddr == before)
-		return lq_err(q, q->csv_name, r->line,
-			      "no address: a device needs an IPv4 or an IPv6 address (or both)");
+		return lq_lenient(q, q->csv_name, r->line,
+				  "its circuit's class is written, and nothing is classified into it for this device, as in LibreQoS",
+				  "no address: a device needs an IPv4 or an IPv6 address (or both)");
 	return 0;
 }
 
@@ -668,9 +757,15 @@ static int read_row(struct lqos *q, const struct csv *c, const struct lq_header 
 	struct lq_row r = { .line = c->rec_line };
 	unsigned ci = 0;
 
+	int rc;
+
+	if (map_fields(q, c, h, &r) || row_rates(q, &r))
+		return -1;
+	rc = row_parent(q, &r);
+	if (rc)
+		return rc < 0 ? -1 : 0;
 	q->rows++;
-	if (map_fields(q, c, h, &r) || row_rates(q, &r) || row_parent(q, &r) ||
-	    row_circuit(q, &r, &ci))
+	if (row_circuit(q, &r, &ci))
 		return -1;
 	return row_addrs(q, &r, ci);
 }
@@ -699,116 +794,6 @@ static int read_devices(struct lqos *q, const struct lqos_text *t)
 }
 
 /* ---- the tree: rates of nodes and the root, class ids ---------------- */
-
-/* The mins of the circuits that hang directly on each class: sum[2 * (b
- * + 1) + dir], b the node (-1 the root), as node_rates indexes. */
-static void circuit_mins(const struct lqos *q, __u64 *sum)
-{
-	for (unsigned c = 0; c < q->ncirc; c++) {
-		const struct lq_circuit *ci = &q->circ[c];
-		int up = ci->parent < 0 ? -1 : q->nodes[ci->parent].shaped;
-
-		for (int k = 0; k < 2; k++)
-			sum[2 * (up + 1) + k] += ci->min[k];
-	}
-}
-
-/* The root: --root-mbps's, or what its children can use at once: the
- * top-level nodes' bandwidth (sum[0..1]), its own circuits' ceilings and
- * the default class's rate (then no top-level node's rate is cut). */
-static void root_rates(struct lqos *q, const __u64 *sum)
-{
-	for (int k = 0; k < 2; k++) {
-		if (q->root_set[k]) {
-			q->root[k] = q->root_set[k];
-			continue;
-		}
-		q->root[k] = sum[k] + q->defrate;
-		for (unsigned i = 0; i < q->ncirc; i++)
-			if (q->circ[i].parent < 0 || q->nodes[q->circ[i].parent].shaped < 0)
-				q->root[k] += q->circ[i].max[k];
-	}
-}
-
-/* Nodes get their bandwidth as ceil; as rate, what their parent can
- * guarantee: their bandwidth, or where the shaped children of one parent
- * add up to more than its rate less the mins of the circuits beside them
- * (and, at the root, the default class's rate), that rest split in
- * proportion to their bandwidths (a rate is HTB's
- * guarantee, honoured without asking the parent, so children must not be
- * promised more than it has). Rounded down to kbit, at least 1kbit. */
-static int node_rates(struct lqos *q)
-{
-	unsigned n = q->nnodes;
-	__u64 *sum = calloc((size_t)n + 1, 2 * sizeof(*sum));
-	__u64 *cmin = calloc((size_t)n + 1, 2 * sizeof(*cmin));
-
-	if (!sum || !cmin) {
-		free(sum);
-		free(cmin);
-		return lq_err(q, q->json_name, 0, "out of memory");
-	}
-	circuit_mins(q, cmin);
-	for (unsigned i = 0; i < n; i++) {
-		const struct lq_node *d = &q->nodes[i];
-		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
-
-		for (int k = 0; !d->virt && k < 2; k++)
-			sum[2 * (up + 1) + k] += d->bw[k];
-	}
-	root_rates(q, sum);
-	for (unsigned i = 0; i < n; i++) {
-		struct lq_node *d = &q->nodes[i];
-		int up = d->parent < 0 ? -1 : q->nodes[d->parent].shaped;
-
-		for (int k = 0; !d->virt && k < 2; k++) {
-			__u64 have = up < 0 ? q->root[k] : q->nodes[up].rate[k];
-			__u64 beside = cmin[2 * (up + 1) + k] + (up < 0 ? q->defrate : 0);
-			__u64 avail = have > beside ? have - beside : 0, want = sum[2 * (up + 1) + k];
-			unsigned __int128 r = want > avail ? (unsigned __int128)d->bw[k] * avail / want :
-							     d->bw[k];
-
-			d->rate[k] = r >= 1000 ? (__u64)r / 1000 * 1000 : 1000;
-		}
-	}
-	free(cmin);
-	free(sum);
-	return 0;
-}
-
-/* The class a circuit hangs on: a shaped node's index, or nnodes for
- * the root. */
-static unsigned circuit_bucket(const struct lqos *q, const struct lq_circuit *c)
-{
-	int up = c->parent < 0 ? -1 : q->nodes[c->parent].shaped;
-
-	return up < 0 ? q->nnodes : (unsigned)up;
-}
-
-/* q->corder: the circuits grouped by the class they hang on (in node
- * order, the root's last), each group in file order; q->cstart[b] where
- * group b starts. A counting sort: linear at any size. */
-static int group_circuits(struct lqos *q)
-{
-	unsigned nb = q->nnodes + 1, *next;
-
-	q->cstart = calloc((size_t)nb + 1, sizeof(*q->cstart));
-	q->corder = calloc(q->ncirc ? q->ncirc : 1, sizeof(*q->corder));
-	if (!q->cstart || !q->corder)
-		return lq_err(q, q->csv_name, 0, "out of memory");
-	for (unsigned c = 0; c < q->ncirc; c++)
-		q->cstart[circuit_bucket(q, &q->circ[c]) + 1]++;
-	for (unsigned b = 0; b < nb; b++)
-		q->cstart[b + 1] += q->cstart[b];
-	next = malloc((size_t)nb * sizeof(*next));
-	if (!next)
-		return lq_err(q, q->csv_name, 0, "out of memory");
-	memcpy(next, q->cstart, (size_t)nb * sizeof(*next));
-	for (unsigned c = 0; c < q->ncirc; c++)
-		q->corder[next[circuit_bucket(q, &q->circ[c])]++] = c;
-	free(next);
-	return 0;
-}
 
 /* A class id's place in lqos_classid's order, or -1 for one it never
  * gives (the root's and the default class's places are taken). */
@@ -882,10 +867,8 @@ static int number_classes(struct lqos *q)
 	q->nclasses = (__u32)total;
 	/* total <= CONFIG_MAX_CLASSES: fresh_id always finds a free place */
 	used = calloc(CONFIG_MAX_CLASSES, 1);
-	if (!used || group_circuits(q)) {
-		free(used);
-		return used ? -1 : lq_err(q, q->csv_name, 0, "out of memory");
-	}
+	if (!used)
+		return lq_err(q, q->csv_name, 0, "out of memory");
 	reserve_prev(q, used);
 	for (unsigned i = 0; i < q->nnodes; i++)
 		if (!q->nodes[i].virt)
@@ -927,29 +910,21 @@ static int drop_claim(struct lqos *q, struct lq_addr *lost, const struct lq_addr
 			       QV(a, q->circ[lost->circuit].id), w->line);
 	return lq_warn(q, q->csv_name, lost->line,
 		       "%s %s of circuit %s is also at line %u (circuit %s), which keeps it: "
-		       "the circuit written last does, as in LibreQoS",
+		       "the circuit LibreQoS maps last does",
 		       lost->p.af == AF_INET6 ? "IPv6" : "IPv4", lqos_prefix_text(&lost->p, pf, sizeof(pf)),
 		       QV(a, q->circ[lost->circuit].id), w->line, QV(b, q->circ[w->circuit].id));
 }
 
 /*
  * A prefix in two circuits' rows: LibreQoS warns ("is duplicate") and
- * maps its addresses circuit by circuit in the order it builds the tree,
- * each mapping replacing the one before, so the circuit built last keeps
- * the address. Here that is the order lqos_write writes (corder: a node's
- * circuits after it, nodes in network.json's order), so of a prefix's
- * claims the one whose circuit is written last is kept and the others
- * are dropped with a warning naming both lines. The same prefix twice in
- * one circuit is written once.
+ * maps its addresses circuit by circuit in the order it walks its tree
+ * (lqos_claim_order), each mapping replacing the one before, so the
+ * circuit mapped last keeps the address: of a prefix's claims that one is
+ * kept and the others are dropped with a warning naming both lines. The
+ * same prefix twice in one circuit is written once.
  */
 static int resolve_claims(struct lqos *q)
 {
-	unsigned *rank = malloc((q->ncirc ? q->ncirc : 1) * sizeof(*rank));
-
-	if (!rank)
-		return lq_err(q, q->csv_name, 0, "out of memory");
-	for (unsigned i = 0; i < q->ncirc; i++)
-		rank[q->corder[i]] = i;
 	q->nkept_addr = q->naddr;
 	for (unsigned k = 0; k < q->naddr; k++) {
 		struct lq_addr *e = &q->addr[k], *first, *w;
@@ -958,16 +933,15 @@ static int resolve_claims(struct lqos *q)
 			continue;
 		first = &q->addr[e->first_of - 1];
 		w = &q->addr[first->winner ? first->winner - 1 : e->first_of - 1];
-		if (e->circuit != w->circuit && rank[e->circuit] > rank[w->circuit]) {
+		if (e->circuit != w->circuit && q->circ[e->circuit].rank > q->circ[w->circuit].rank) {
 			first->winner = k + 1;
 			if (drop_claim(q, w, e))
-				break;
+				return -1;
 		} else if (drop_claim(q, e, w)) {
-			break;
+			return -1;
 		}
 	}
-	free(rank);
-	return q->err[0] ? -1 : 0;
+	return 0;
 }
 
 int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_text *json,
@@ -981,9 +955,10 @@ int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_te
 		if (lqos_read_prev(q, prev))
 			return -1;
 	}
-	if (read_network(q, json) || read_devices(q, csv) || node_rates(q))
+	if (read_network(q, json) || read_devices(q, csv) || lqos_generate_pn(q) ||
+	    lqos_node_rates(q) || number_classes(q) || lqos_claim_order(q))
 		return -1;
-	return number_classes(q) || resolve_claims(q) ? -1 : 0;
+	return resolve_claims(q);
 }
 
 void lqos_free(struct lqos *q)

@@ -26,10 +26,14 @@ struct lq_node {
 	char *name, *type;
 	unsigned line;
 	int parent;		/* index, -1: top level */
+	int up;			/* the node whose class is its class's parent, -1: the
+				 * root (place_nodes: LibreQoS flattens deep nodes) */
 	int shaped;		/* whose class it is: itself, or for a virtual node its
 				 * nearest shaped ancestor (-1: the root) */
 	bool virt;
+	bool generated;		/* one of LibreQoS's Generated_PN_k (lqos_generate_pn) */
 	unsigned level;		/* its class's HTB level (the root is 1) */
+	unsigned kids;		/* shaped nodes whose class hangs on its class */
 	__u64 bw[2];		/* bit/s, by enum lq_dir */
 	__u64 rate[2];
 	__u32 classid;
@@ -41,6 +45,7 @@ struct lq_circuit {
 	unsigned rows;		/* its devices */
 	int parent;		/* the node its rows name, -1: none (the root) */
 	__u64 min[2], max[2];	/* bit/s */
+	unsigned rank;		/* its place in LibreQoS's mapping order (lqos_claim_order) */
 	__u32 classid;
 };
 
@@ -87,6 +92,14 @@ struct lqos {
 	unsigned kept;		/* classes that kept their id from prev */
 	unsigned rows;
 	__u64 root_set[2];	/* bit/s, --root-mbps (set before lqos_parse); 0: the sum */
+	/* Set before lqos_parse: --strict (refuse what LibreQoS accepts with
+	 * a warning), --generated-pn COUNT and --generated-pn-mbps DOWN/UP
+	 * (0: LQ_GEN_PN_DEFAULT_MBPS). */
+	bool strict;
+	unsigned gen_pn;
+	__u64 gen_bw[2];
+	bool flat;		/* network.json is {}: Parent Node is ignored */
+	unsigned flat_said;	/* rows whose Parent Node that ignored */
 	__u64 root[2], defrate;
 	__u32 nclasses;
 	unsigned nkept_addr;	/* addresses written: naddr less the dropped claims */
@@ -100,6 +113,42 @@ struct lqos_text {
 	const char *text;
 	size_t len;
 };
+
+/* Messages of the reading, for import/libreqos*.c: lq_err ends the
+ * import (q->err, -1); lq_warn goes on (0, -1 out of memory); lq_lenient is
+ * lq_warn where LibreQoS accepts with a warning what --strict refuses. */
+int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+int lq_lenient(struct lqos *q, const char *file, unsigned line, const char *then,
+	       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* A value in a message: quoted, bounded, escaped (one per call site:
+ * each needs its own buffer). */
+#define QV(buf, s) msg_quote(buf, sizeof(buf), s)
+void lq_sprint_mbps(__u64 bits, char *buf, size_t len);
+
+/* LibreQoS's generated parent nodes' bandwidth (lqos.conf's
+ * generated_pn_download_mbps and generated_pn_upload_mbps) */
+#define LQ_GEN_PN_DEFAULT_MBPS	1000
+
+/* A new node at the end of q->nodes, zeroed; NULL out of memory. */
+struct lq_node *lq_node_new(struct lqos *q);
+
+/* import/libreqos_tree.c: the tree LibreQoS builds. */
+/* Where each node's class hangs and its HTB level: a virtual node's
+ * children move up to its nearest shaped ancestor, nodes below LibreQoS's
+ * sixth level to their fifth-level ancestor. */
+int lqos_place_nodes(struct lqos *q);
+/* Circuits without a Parent Node (or on a top-level virtual node) go
+ * round-robin under Generated_PN_1..COUNT, as LibreQoS places them. */
+int lqos_generate_pn(struct lqos *q);
+/* Node rates top-down, each node's circuits' Mins cut to fit its rate. */
+int lqos_node_rates(struct lqos *q);
+/* q->corder, q->cstart: the circuits grouped by the class they hang on. */
+int lqos_group_circuits(struct lqos *q);
+/* c->rank: LibreQoS's order of mapping addresses (resolve_claims). */
+int lqos_claim_order(struct lqos *q);
 
 /* A prefix as text, "100.64.0.14/32" or "2001:db8::/48", in buf (at
  * least LQ_PREFIX_BUF bytes): the config's matches and the warnings. */

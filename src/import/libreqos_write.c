@@ -39,15 +39,21 @@ static void write_rates(FILE *out, const __u64 rate[2], const __u64 ceil[2])
 	write_rate(out, "upload_ceil", ceil[LQ_UP]);
 }
 
-/* A leaf's quantum where rate / r2q (10) falls outside HTB's 1000..200000
- * bytes: the clamped value written, as the config would take it, so that
- * `htbctl check` of 10,000 circuits does not warn about each one. */
-static void write_quantum(FILE *out, __u64 bits)
+static __u64 clamp_quantum(__u64 q)
 {
-	__u64 q = bits / 8 / CONFIG_DEFAULT_R2Q;
+	return q < CONFIG_QUANTUM_MIN ? CONFIG_QUANTUM_MIN : q > CONFIG_QUANTUM_MAX ? CONFIG_QUANTUM_MAX : q;
+}
 
-	if (q < CONFIG_QUANTUM_MIN || q > CONFIG_QUANTUM_MAX)
-		fprintf(out, "quantum = %u\n", q < CONFIG_QUANTUM_MIN ? CONFIG_QUANTUM_MIN : CONFIG_QUANTUM_MAX);
+/* A leaf's quantum where rate / r2q (10) falls outside HTB's 1000..200000
+ * bytes in either direction (one quantum serves both): the download's,
+ * clamped as the config would take it, so that `htbctl check` of 10,000
+ * circuits does not warn about each one. */
+static void write_quantum(FILE *out, const __u64 bits[2])
+{
+	__u64 down = bits[LQ_DOWN] / 8 / CONFIG_DEFAULT_R2Q, up = bits[LQ_UP] / 8 / CONFIG_DEFAULT_R2Q;
+
+	if (clamp_quantum(down) != down || clamp_quantum(up) != up)
+		fprintf(out, "quantum = %llu\n", (unsigned long long)clamp_quantum(down));
 }
 
 static void write_header(FILE *out, const struct lqos *q)
@@ -106,8 +112,11 @@ static void write_node(FILE *out, const struct lqos *q, unsigned i)
 	if (n->type)
 		fprintf(out, " (%s)", lqos_comment_text(n->type, b, sizeof(b)));
 	fprintf(out, "\n[class %s]\n", cid(n->classid, id, sizeof(id)));
-	fprintf(out, "parent = %s\n", cid(parent_class(q, n->parent), id, sizeof(id)));
+	fprintf(out, "parent = %s\n", cid(n->up < 0 ? lqos_classid(0) : q->nodes[n->up].classid,
+					  id, sizeof(id)));
 	write_rates(out, n->rate, n->bw);
+	if (!n->kids && q->cstart[i] == q->cstart[i + 1])
+		write_quantum(out, n->rate);	/* a node with nothing below is a leaf */
 }
 
 static void write_match(FILE *out, const struct lq_addr *e)
@@ -131,7 +140,7 @@ static void write_circuit(FILE *out, const struct lqos *q, unsigned ci, const un
 	fprintf(out, "[class %s]\n", cid(c->classid, id, sizeof(id)));
 	fprintf(out, "parent = %s\n", cid(parent_class(q, c->parent), id, sizeof(id)));
 	write_rates(out, c->min, c->max);
-	write_quantum(out, c->min[LQ_DOWN]);
+	write_quantum(out, c->min);
 	for (unsigned k = astart[ci]; k < astart[ci + 1]; k++)
 		write_match(out, &q->addr[q->addr[k].by_circuit]);
 }
