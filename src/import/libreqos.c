@@ -205,7 +205,11 @@ static int json_mbps(const struct json_value *v, __u64 *bits)
  * (--root-mbps); 0 when there is none. */
 static __u64 inherited_bw(const struct lqos *q, const struct lq_node *n, int d)
 {
-	return n->parent >= 0 ? q->nodes[n->parent].bw[d] : q->root_set[d];
+	int p = n->parent;
+
+	while (p >= 0 && q->nodes[p].virt)	/* a virtual node shapes nothing */
+		p = q->nodes[p].parent;
+	return p >= 0 ? q->nodes[p].bw[d] : q->root_set[d];
 }
 
 static int node_bw_missing(struct lqos *q, const struct lq_node *n, const char *name, int d,
@@ -309,7 +313,7 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 	n->parent = parent;
 	if (!(n->name = strdup(m->key)))
 		return lq_err(q, q->json_name, 0, "out of memory");
-	if (node_bandwidth(q, v, m->key, n) || node_flags(q, v, m->key, n))
+	if (node_flags(q, v, m->key, n) || node_bandwidth(q, v, m->key, n))
 		return -1;
 	kids = json_get(v, "children");
 	if (!kids)

@@ -524,6 +524,7 @@ roundtrip() {
 		((.[2] | tonumber) * 125000 | round)]}] | from_entries' > "$tmp/cut.json"
 	ms=$(( (t1 - t0) / 1000000 ))
 	"$HTBCTL" -j check config "$tmp/c.ini" > "$tmp/c.json" 2> "$tmp/warn" || fail "check: $(oneline "$tmp/warn")"
+	[ ! -s "$tmp/warn" ] || fail "check warns: $(head -c 300 "$tmp/warn")"
 	# which class is which circuit or node: the comments above [class X]
 	awk '/^# circuit / { k = "circuit"; v = $0; sub(/.*\(/, "", v); sub(/\)$/, "", v); next }
 	     /^# node / { k = "node"; v = $3; gsub(/"/, "", v); next }

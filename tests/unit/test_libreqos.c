@@ -242,12 +242,18 @@ Test(lqos, class_ids_past_16_bits)
 
 static struct lqos q;
 
-static int lq(const char *csv, const char *json)
+static int lq_as(const char *csv, const char *json, bool strict)
 {
 	struct lqos_text a = { "d.csv", csv, strlen(csv) }, b = { "n.json", json, strlen(json) };
 
 	memset(&q, 0, sizeof(q));
+	q.strict = strict;
 	return lqos_parse(&q, &a, &b, NULL);
+}
+
+static int lq(const char *csv, const char *json)
+{
+	return lq_as(csv, json, false);
 }
 
 static void lq_done(void)
@@ -306,7 +312,7 @@ Test(lqos, a_prefix_claimed_twice)
 	cr_assert(q.addr[1].dropped && q.addr[3].dropped && !q.addr[4].dropped && q.addr[5].dropped);
 	cr_assert_eq(q.nwarn, 4);
 	cr_assert_str_eq(q.warns[0], "d.csv:3: IPv4 10.0.0.1/32 of circuit '8' is also at line 2 "
-			 "(circuit '7'), which keeps it: the circuit written last does, as in LibreQoS");
+			 "(circuit '7'), which keeps it: the circuit LibreQoS maps last does");
 	cr_assert(strstr(q.warns[2], "d.csv:2: IPv4 10.0.0.2/32 of circuit '7' is also at line 4 (circuit '9')"),
 		  "%s", q.warns[2]);
 	cr_assert_str_eq(q.warns[3], "d.csv:5: IPv4 10.0.0.2/32 of circuit '9' is also at line 4: written once");
@@ -327,30 +333,43 @@ Test(lqos, node_rates_fit_their_parent)
 	cr_assert_eq(q.root[LQ_UP], 101000000);
 }
 
-static void bad_row(const char *rows, const char *want)
+static void bad_row_as(const char *rows, const char *want, bool strict)
 {
 	char text[2048];
 
 	snprintf(text, sizeof(text), HDR "%s", rows);
-	cr_assert_eq(lq(text, net), -1, "accepted %s", rows);
+	cr_assert_eq(lq_as(text, net, strict), -1, "accepted %s", rows);
 	cr_assert(strstr(q.err, want), "%s: said '%s', wanted '%s'", rows, q.err, want);
 	lqos_free(&q);
 }
 
+static void bad_row(const char *rows, const char *want)
+{
+	bad_row_as(rows, want, false);
+}
+
+/* LibreQoS takes the first row's rates and warns; --strict refuses. */
 Test(lqos, bad_rows)
 {
-	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n1,A,2,e,A1,,10.0.0.2,,1,1.5,10,5,,\n",
-		"d.csv:3: Upload Min Mbps '1.5' of circuit '1' differs from line 2 ('1')");
+	const char *rates = "1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n1,A,2,e,A1,,10.0.0.2,,1,1.5,10,5,,\n";
+	char text[2048];
+
+	snprintf(text, sizeof(text), HDR "%s", rates);
+	cr_assert_eq(lq(text, net), 0, "%s", q.err);
+	cr_assert_eq(q.circ[0].min[LQ_UP], 1000000);
+	cr_assert(q.nwarn == 1 && strstr(q.warns[0], "the circuit keeps that line's"), "%s", q.nwarn ? q.warns[0] : "");
+	lqos_free(&q);
+	bad_row_as(rates, "d.csv:3: Upload Min Mbps '1.5' of circuit '1' differs from line 2 ('1')", true);
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n1,A,2,e,,,10.0.0.2,,1,1,10,5,,\n",
 		"d.csv:3: Parent Node '' of circuit '1' differs from line 2 (A1)");
-	bad_row("1,A,1,d,A9,,10.0.0.1,,1,1,10,5,,\n", "d.csv:2: Parent Node 'A9' is not a node of 'n.json'");
+	bad_row_as("1,A,1,d,A9,,10.0.0.1,,1,1,10,5,,\n", "d.csv:2: Parent Node 'A9' is not a node of 'n.json'", true);
 	bad_row("1,A,1,d,A1,,10.0.0.1,,11,1,10,5,,\n",
 		"d.csv:2: Download Min Mbps '11' is above Download Max Mbps '10'");
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10,0.0,,\n", "d.csv:2: Upload Max Mbps '0.0' is zero");
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,ten,5,,\n",
 		"d.csv:2: Download Max Mbps 'ten' is not a number of Mbps");
-	bad_row("1,A,1,d,A1,,,fe80::1/10,1,1,10,5,,\n",
-		"d.csv:2: IPv6 'fe80::1/10' has host bits set (did you mean fe80::/10?)");
+	bad_row_as("1,A,1,d,A1,,,fe80::1/10,1,1,10,5,,\n",
+		   "d.csv:2: IPv6 'fe80::1/10' has host bits set (did you mean fe80::/10?)", true);
 	bad_row("1,A,1,d,A1,,10.0.0.1,,1,1,10\n", "d.csv:2: 11 fields, the header (line 1) has 14");
 	bad_row("\n# note\n \"\",A,1,d,A1,,10.0.0.1,,1,1,10,5,,\n", "d.csv:4: Circuit ID is empty");
 }
@@ -442,8 +461,9 @@ Test(lqos, comment_text_escapes)
 }
 
 /* --root-mbps 500/40: S (1000/100) is the only top-level node; the root
- * keeps 1 Mbit/s for the default class and 5 for the circuit on it, so S
- * gets 494 down and 34 up as rate, its bandwidth as ceil. */
+ * keeps 1 Mbit/s for the default class and 5 for the circuit on it (no
+ * generated parent nodes: gen_pn 0), so S gets 494 down and 34 up as
+ * rate, its bandwidth capped at the link's as ceil. */
 Test(lqos, root_given)
 {
 	struct lqos_text a = { "d.csv", HDR "9,n,1,d,,,10.0.0.9,,5,5,50,50,,\n", 0 },
@@ -458,5 +478,5 @@ Test(lqos, root_given)
 	cr_assert_eq(q.root[LQ_UP], 40000000);
 	cr_assert_eq(q.nodes[0].rate[LQ_DOWN], 494000000);
 	cr_assert_eq(q.nodes[0].rate[LQ_UP], 34000000);
-	cr_assert_eq(q.nodes[0].bw[LQ_DOWN], 1000000000);
+	cr_assert_eq(q.nodes[0].bw[LQ_DOWN], 500000000);	/* capped at the link */
 }
