@@ -35,19 +35,32 @@ static int fail(struct csv *c, unsigned line, const char *why)
 	return -1;
 }
 
-static int put_byte(struct csv *c, char ch)
+static int put_bytes(struct csv *c, const char *s, size_t n)
 {
-	if (c->buflen == c->bufcap) {
-		size_t cap = c->bufcap ? c->bufcap * 2 : 256;
-		char *b = realloc(c->buf, cap);
+	if (c->buflen + n > c->bufcap) {
+		size_t cap = c->bufcap ? c->bufcap : 256;
+		char *b;
 
+		while (cap < c->buflen + n)
+			cap *= 2;
+		b = realloc(c->buf, cap);
 		if (!b)
 			return fail(c, c->line, "out of memory");
 		c->buf = b;
 		c->bufcap = cap;
 	}
-	c->buf[c->buflen++] = ch;
+	memcpy(c->buf + c->buflen, s, n);
+	c->buflen += n;
 	return 0;
+}
+
+static int put_byte(struct csv *c, char ch)
+{
+	if (c->buflen < c->bufcap) {
+		c->buf[c->buflen++] = ch;
+		return 0;
+	}
+	return put_bytes(c, &ch, 1);
 }
 
 static int start_field(struct csv *c)
@@ -147,14 +160,28 @@ static int read_quoted(struct csv *c)
 	return 0;
 }
 
+/* An unquoted field: the span up to a comma or the line's end, copied at
+ * once (byte by byte, the reader was a fifth of a 100,000-circuit
+ * import). A '\r' not before '\n' or the end is the field's. */
 static int read_plain(struct csv *c)
 {
-	while (!at_eol(c) && c->text[c->pos] != ',') {
-		if (c->text[c->pos] == '\0')
-			return fail(c, c->line, "a NUL byte in a field");
-		if (put_byte(c, c->text[c->pos++]))
-			return -1;
+	const char *t = c->text;
+	size_t e = c->pos;
+
+	for (;;) {
+		while (e < c->len && t[e] != ',' && t[e] != '\n' && t[e] != '\r' && t[e] != '\0')
+			e++;
+		if (e < c->len && t[e] == '\r' && e + 1 < c->len && t[e + 1] != '\n') {
+			e++;
+			continue;
+		}
+		break;
 	}
+	if (e < c->len && t[e] == '\0')
+		return fail(c, c->line, "a NUL byte in a field");
+	if (put_bytes(c, t + c->pos, e - c->pos))
+		return -1;
+	c->pos = e;
 	return 0;
 }
 

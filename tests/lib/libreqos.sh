@@ -30,7 +30,8 @@ lqos_generate() {	# DIR N [SEED]
 	function v6(    h1, h2, txt) {
 		h1 = 1 + int(n6 / 255); h2 = (1 + n6 % 255) * 256; n6++
 		if (rand() < 0.1) {
-			txt = "2001:db8:ffff:" hex(h1 * 256 + h2 / 256) "::1"
+			v = h1 * 256 + h2 / 256	# past 16 bits (n over 65,000): two groups
+			txt = "2001:db8:ffff:" (v < 65536 ? hex(v) : hex(int(v / 65536)) ":" hex(v % 65536)) "::1"
 			ips = ips (ips == "" ? "" : ",") "\"" txt "/128\""
 			return txt
 		}
