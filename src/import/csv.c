@@ -37,6 +37,8 @@ static int fail(struct csv *c, unsigned line, const char *why)
 
 static int put_bytes(struct csv *c, const char *s, size_t n)
 {
+	if (!n)
+		return 0;
 	if (c->buflen + n > c->bufcap) {
 		size_t cap = c->bufcap ? c->bufcap : 256;
 		char *b;

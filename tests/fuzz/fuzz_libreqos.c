@@ -7,6 +7,7 @@
  * htbctl's config parser accepts (the promise `htbctl check` relies on);
  * a rejected input leaves its one line in q.err. The earlier config for
  * --keep-ids is the input itself, so its comment reader runs too.
+ * --strict, --generated-pn and --root-mbps vary with the inputs' sizes.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -38,7 +39,10 @@ static void import_once(const char *csv, size_t clen, const char *json, size_t j
 			const char *prev, size_t plen)
 {
 	struct lqos_text c = { "d.csv", csv, clen }, j = { "n.json", json, jlen }, p = { "p.ini", prev, plen };
-	struct lqos q = { 0 };
+	/* the options from the sizes: both modes, with and without
+	 * generated parent nodes and a link */
+	struct lqos q = { .strict = clen & 1, .gen_pn = (unsigned)(jlen % 4),
+			  .root_set = { clen & 2 ? 100000000 : 0, clen & 2 ? 20000000 : 0 } };
 	struct htb_config cfg;
 	char *out = NULL;
 	size_t olen = 0;
