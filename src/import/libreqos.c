@@ -23,75 +23,6 @@
 #include "import/json.h"
 #include "import/libreqos.h"
 
-/* ---- messages ------------------------------------------------------- */
-
-/* "FILE:LINE: " (LINE 0: "FILE: ") and the message into buf. */
-static void lq_vformat(char *buf, size_t len, const char *file, unsigned line, const char *fmt,
-		       va_list ap)
-{
-	char f[MSG_QUOTE_BUF];
-	size_t n;
-
-	msg_clip(f, sizeof(f), file);
-	n = line ? (size_t)snprintf(buf, len, "%s:%u: ", f, line) :
-		   (size_t)snprintf(buf, len, "%s: ", f);
-	vsnprintf(buf + n, len - n, fmt, ap);
-}
-
-int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	lq_vformat(q->err, sizeof(q->err), file, line, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static void *grow(void *arr, unsigned *cap, unsigned n, size_t size);
-
-/* A warning: the import goes on, and the line is printed with the summary
- * (what was read but is not in the config). 0, or -1 out of memory. */
-static int lq_vwarn(struct lqos *q, const char *file, unsigned line, const char *fmt, va_list ap)
-{
-	char text[1024];
-
-	lq_vformat(text, sizeof(text), file, line, fmt, ap);
-	q->warns = grow(q->warns, &q->warncap, q->nwarn, sizeof(*q->warns));
-	if (!q->warns || !(q->warns[q->nwarn] = strdup(text)))
-		return lq_err(q, file, 0, "out of memory");
-	q->nwarn++;
-	return 0;
-}
-
-int lq_warn(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
-{
-	va_list ap;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = lq_vwarn(q, file, line, fmt, ap);
-	va_end(ap);
-	return rc;
-}
-
-/* What LibreQoS accepts with a warning: a warning that ends with what
- * happens then (": then"), or with --strict the error it was before
- * htbctl followed LibreQoS there. */
-int lq_lenient(struct lqos *q, const char *file, unsigned line, const char *then,
-	       const char *fmt, ...)
-{
-	char text[900];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	if (q->strict)
-		return lq_err(q, file, line, "%s", text);
-	return lq_warn(q, file, line, "%s: %s", text, then);
-}
-
 /* ---- class ids and rates -------------------------------------------- */
 
 __u32 lqos_classid(__u32 k)
@@ -148,37 +79,7 @@ static long node_find(const struct lqos *q, const char *name)
 	return lq_map_find(&q->node_by_name, lq_hash(name, strlen(name)), same_node, q, name);
 }
 
-/* ---- growing arrays -------------------------------------------------- */
-
-static void *grow(void *arr, unsigned *cap, unsigned n, size_t size)
-{
-	void *a;
-	unsigned c;
-
-	if (n < *cap)
-		return arr;
-	c = *cap ? *cap * 2 : 64;
-	a = realloc(arr, (size_t)c * size);
-	if (!a)
-		return NULL;
-	memset((char *)a + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
-	*cap = c;
-	return a;
-}
-
 /* ---- network.json ---------------------------------------------------- */
-
-struct lq_node *lq_node_new(struct lqos *q)
-{
-	struct lq_node *n;
-
-	q->nodes = grow(q->nodes, &q->nodecap, q->nnodes, sizeof(*q->nodes));
-	if (!q->nodes)
-		return NULL;
-	n = &q->nodes[q->nnodes++];
-	memset(n, 0, sizeof(*n));
-	return n;
-}
 
 static const char *const dir_key[2] = { "downloadBandwidthMbps", "uploadBandwidthMbps" };
 
@@ -574,17 +475,6 @@ static int row_parent(struct lqos *q, struct lq_row *r)
 	return 0;
 }
 
-void lq_sprint_mbps(__u64 bits, char *buf, size_t len)
-{
-	int n = snprintf(buf, len, "%llu.%06llu", (unsigned long long)(bits / 1000000),
-			 (unsigned long long)(bits % 1000000));
-
-	while (n > 0 && buf[n - 1] == '0')
-		buf[--n] = '\0';
-	if (n > 0 && buf[n - 1] == '.')
-		buf[--n] = '\0';
-}
-
 /* A circuit's devices share its parent (LibreQoS refuses a difference)
  * and its rates (LibreQoS warns and takes the first row's). */
 static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct lq_circuit *c)
@@ -629,7 +519,7 @@ static int row_circuit(struct lqos *q, const struct lq_row *r, unsigned *ci)
 		q->circ[at].rows++;
 		return same_as_circuit(q, r, &q->circ[at]);
 	}
-	q->circ = grow(q->circ, &q->circcap, q->ncirc, sizeof(*q->circ));
+	q->circ = lq_grow(q->circ, &q->circcap, q->ncirc, sizeof(*q->circ));
 	if (!q->circ || lq_map_add(&q->circ_by_id, h, q->ncirc))
 		return lq_err(q, q->csv_name, 0, "out of memory");
 	c = &q->circ[q->ncirc];
@@ -712,7 +602,7 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 	/* a prefix claimed again is kept as a claim: which one the config
 	 * gets is decided once the classes are in order (resolve_claims) */
 	dup = lq_map_find(&q->addr_by_prefix, h, same_prefix, q, &p);
-	q->addr = grow(q->addr, &q->addrcap, q->naddr, sizeof(*q->addr));
+	q->addr = lq_grow(q->addr, &q->addrcap, q->naddr, sizeof(*q->addr));
 	if (!q->addr || (dup < 0 && lq_map_add(&q->addr_by_prefix, h, q->naddr)))
 		return lq_err(q, q->csv_name, 0, "out of memory");
 	e = &q->addr[q->naddr];

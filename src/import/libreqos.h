@@ -114,7 +114,7 @@ struct lqos_text {
 	size_t len;
 };
 
-/* Messages of the reading, for import/libreqos*.c: lq_err ends the
+/* import/libreqos_model.c: messages, for import/libreqos*.c: lq_err ends the
  * import (q->err, -1); lq_warn goes on (0, -1 out of memory); lq_lenient is
  * lq_warn where LibreQoS accepts with a warning what --strict refuses. */
 int lq_err(struct lqos *q, const char *file, unsigned line, const char *fmt, ...)
@@ -132,8 +132,11 @@ void lq_sprint_mbps(__u64 bits, char *buf, size_t len);
  * generated_pn_download_mbps and generated_pn_upload_mbps) */
 #define LQ_GEN_PN_DEFAULT_MBPS	1000
 
-/* A new node at the end of q->nodes, zeroed; NULL out of memory. */
+/* import/libreqos_model.c: a new node at the end of q->nodes, zeroed;
+ * NULL out of memory. lq_grow: arr with room for element n (zeroed past
+ * the old *cap). */
 struct lq_node *lq_node_new(struct lqos *q);
+void *lq_grow(void *arr, unsigned *cap, unsigned n, size_t size);
 
 /* import/libreqos_tree.c: the tree LibreQoS builds. */
 /* Where each node's class hangs and its HTB level: a virtual node's
