@@ -15,6 +15,14 @@
  * A tc program run on an empty frame, not a syscall program: 6.1 refuses
  * a map with a bpf_spin_lock to sleepable programs, and syscall programs
  * are sleepable. bpf_loop: 5.17.
+ *
+ * A slot is copied only when its bytes or shaped_until differ from its
+ * copy, and then listed in class_changed: class_seen stays a copy of every
+ * slot ever asked, and the loop's arithmetic visits only the classes that
+ * sent since the last run (src/share/share.c, "the active set"). The
+ * comparison reads the two words the copy read; it writes nothing for a
+ * class that did not send (docs/log.md, "2026-12-06: The sharing loop's
+ * tick, proportional to the active classes").
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -29,24 +37,47 @@ struct {
 	__type(value, struct htb_class_seen);
 } class_seen SEC(".maps");
 
+/* The slots copied by the last run, class_changed[0..changed). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 64);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u32);
+} class_changed SEC(".maps");
+
+/* Slots to look at, 0..n-1: set through the skeleton before each run. */
+__u32 n;
+/* Out: how many slots the run listed in class_changed. */
+__u32 changed;
+
 static long copy_one(__u32 i, void *unused)
 {
 	struct htb_class_state *st = bpf_map_lookup_elem(&class_state, &i);
 	struct htb_class_seen *seen = bpf_map_lookup_elem(&class_seen, &i);
+	__u64 bytes, until;
+	__u32 k = changed, *slot;
 
 	if (!st || !seen)
 		return 1;	/* beyond either map: done */
-	seen->bytes = st->bytes;
-	seen->shaped_until = st->shaped_until;
+	bytes = st->bytes;
+	until = st->shaped_until;
+	if (bytes == seen->bytes && until == seen->shaped_until)
+		return 0;
+	seen->bytes = bytes;
+	seen->shaped_until = until;
+	slot = bpf_map_lookup_elem(&class_changed, &k);
+	if (slot) {	/* class_changed is as long as class_seen */
+		*slot = i;
+		changed = k + 1;
+	}
 	return 0;
 }
-
-/* Slots to copy, 0..n-1: set through the skeleton before each run. */
-__u32 n;
 
 SEC("tc")
 int htb_collect(struct __sk_buff *skb)
 {
+	changed = 0;
 	bpf_loop(n, copy_one, NULL, 0);
 	return 0;
 }
