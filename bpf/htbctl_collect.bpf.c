@@ -37,13 +37,19 @@ struct {
 	__type(value, struct htb_class_seen);
 } class_seen SEC(".maps");
 
-/* The slots copied by the last run, class_changed[0..changed). */
+/* The slots copied by the last run, slot k at class_changed[k / 2].slot[k % 2]
+ * for k < changed: two to an entry, as an array map's values are 8 bytes
+ * apart, so the daemon's mmap() of it reads as one array of __u32. */
+struct changed_pair {
+	__u32 slot[2];
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 64);
+	__uint(max_entries, 32);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct changed_pair);
 } class_changed SEC(".maps");
 
 /* Slots to look at, 0..n-1: set through the skeleton before each run. */
@@ -56,19 +62,20 @@ static long copy_one(__u32 i, void *unused)
 	struct htb_class_state *st = bpf_map_lookup_elem(&class_state, &i);
 	struct htb_class_seen *seen = bpf_map_lookup_elem(&class_seen, &i);
 	__u64 bytes, until;
-	__u32 k = changed, *slot;
+	__u32 k = changed, half = k / 2;
+	struct changed_pair *pair;
 
 	if (!st || !seen)
 		return 1;	/* beyond either map: done */
 	bytes = st->bytes;
-	until = st->shaped_until;
-	if (bytes == seen->bytes && until == seen->shaped_until)
+	if (bytes == seen->bytes)
 		return 0;
+	until = st->shaped_until;
 	seen->bytes = bytes;
 	seen->shaped_until = until;
-	slot = bpf_map_lookup_elem(&class_changed, &k);
-	if (slot) {	/* class_changed is as long as class_seen */
-		*slot = i;
+	pair = bpf_map_lookup_elem(&class_changed, &half);
+	if (pair) {	/* class_changed holds as many slots as class_seen */
+		pair->slot[k & 1] = i;
 		changed = k + 1;
 	}
 	return 0;

@@ -27,7 +27,7 @@ static int collect_load(struct collect *c, int state_fd, __u32 cap)
 	if (!rc)
 		rc = bpf_map__set_max_entries(s->maps.class_seen, cap);
 	if (!rc)
-		rc = bpf_map__set_max_entries(s->maps.class_changed, cap);
+		rc = bpf_map__set_max_entries(s->maps.class_changed, (cap + 1) / 2);
 	if (!rc)
 		rc = htbctl_collect_bpf__load(s);
 	if (rc)

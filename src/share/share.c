@@ -301,9 +301,13 @@ static void gather_sub(struct share_loop *l)
 }
 
 /* The fluid ideal over the members and their ancestors; each member's
- * share into its node's got. */
+ * share into its node's got. With half the nodes or more active, over the
+ * whole tree in place, as the loop did before the active set: the same
+ * shares (the others offer nothing), without copying most of the tree. */
 static int solve_active(struct share_loop *l)
 {
+	if (2 * (__u64)l->nmember >= l->n)
+		return fluid_solve(l->node, l->n, &l->scratch);
 	l->nsub = 0;
 	for (__u32 k = 0; k < l->nmember; k++)
 		mark_path(l, l->member[k]);
