@@ -14,7 +14,8 @@
  * Prints per N the median of the collector's read and of the arithmetic,
  * the tick (both), the period the daemon runs it at (share_period: 10 ms,
  * stretched to three times the cost of a tick that costs more than a
- * third of that) and so the loop's share of one CPU.
+ * third of that) and so the loop's share of one CPU, and the tick's CPU
+ * time (the wall-clock tick less the time the thread waited for a CPU).
  * scripts/bench_share.sh prints it beside a baseline build's.
  */
 #define _GNU_SOURCE
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "../tests/bpf/prog_util.h"
 #include "share/share.h"
@@ -98,7 +100,7 @@ static void activity(struct fx *f, struct htb_class_state *st, const __u32 *act,
 }
 
 /* What one_size measures per tick, by index into its medians. */
-enum { C_COLLECT, C_MATH, C_N };
+enum { C_COLLECT, C_MATH, C_CPU, C_N };
 
 static double median(__u64 *v, int n)
 {
@@ -106,12 +108,23 @@ static double median(__u64 *v, int n)
 	return (double)v[n / 2];
 }
 
+/* This thread's CPU time, ns: the collector's run counts (a syscall). */
+static __u64 cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+}
+
 /* One tick, as share_run_tick: the collector, then the arithmetic on what
- * it read; the two times into c[0..1]. */
+ * it read; the two times into c[C_COLLECT], c[C_MATH], the tick's CPU time
+ * (without the time the thread waited for a CPU: this host is shared)
+ * into c[C_CPU]. */
 static void one_tick(struct collect *col, struct share_loop *loop,
 		     struct htb_class_share *sh, __u64 *c)
 {
-	__u64 t0 = htb_clock_ns(), t1;
+	__u64 cpu0 = cpu_ns(), t0 = htb_clock_ns(), t1;
 
 	if (collect_run(col, loop->hw))
 		exit(1);
@@ -120,6 +133,7 @@ static void one_tick(struct collect *col, struct share_loop *loop,
 		exit(1);
 	c[C_COLLECT] = t1 - t0;
 	c[C_MATH] = htb_clock_ns() - t1;
+	c[C_CPU] = cpu_ns() - cpu0;
 }
 
 /* The collector's copy is what one batched lookup of class_state reads. */
@@ -229,8 +243,9 @@ int main(int argc, char **argv)
 	libbpf_set_print(NULL);
 	printf("\nsharing loop (htbctl daemon), one tick, %s\n",
 	       k ? "some leaves active" : "every leaf active");
-	printf("%10s %10s %12s %12s %10s %12s %8s\n", "classes", "active",
-	       "collect (us)", "arith. (us)", "tick (us)", "period (ms)", "CPU");
+	printf("%10s %10s %12s %12s %10s %12s %8s %14s\n", "classes", "active",
+	       "collect (us)", "arith. (us)", "tick (us)", "period (ms)", "CPU",
+	       "tick CPU (us)");
 	for (tok = strtok_r(sizes, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		__u32 n = (__u32)strtoul(tok, NULL, 0), members;
 		struct share_loop one = { .borrowers = 1 };
@@ -240,8 +255,9 @@ int main(int argc, char **argv)
 		one_size(n, k, ticks, med, &members);
 		us = med[C_COLLECT] + med[C_MATH];
 		period = (double)share_period(&one, (__u64)(us * 1e3)) / 1e6;
-		printf("%10u %10u %12.1f %12.1f %10.1f %12.0f %7.1f%%\n", n, members,
-		       med[C_COLLECT], med[C_MATH], us, period, us / 1e3 / period * 100);
+		printf("%10u %10u %12.1f %12.1f %10.1f %12.0f %7.1f%% %14.1f\n", n, members,
+		       med[C_COLLECT], med[C_MATH], us, period, us / 1e3 / period * 100,
+		       med[C_CPU]);
 	}
 	return 0;
 }

@@ -29,29 +29,38 @@ trap 'rm -rf "$tmp"' EXIT
 
 # "classes tick" per line, from bench_share's table: the tick is column 6
 # of the baseline's (classes lookup collect ratio arith tick ...) and
-# column 5 of this build's (classes active collect arith tick ...).
-ticks() {	# column
-	awk -v c="$1" '$1 ~ /^[0-9]+$/ { print $1, $c }'
+# column 5 of this build's (classes active collect arith tick period CPU
+# cpu-tick), its CPU time column 8.
+ticks() {	# column...
+	awk -v c="$*" '$1 ~ /^[0-9]+$/ { n = split(c, k, " "); l = $1
+		for (i = 1; i <= n; i++) l = l " " $k[i]; print l }'
 }
 
 for r in $(seq "$ROUNDS"); do
 	"$BASE/bench/bench_share" --classes "$SIZES" | ticks 6 >> "$tmp/base"
-	"$OUT/bench/bench_share" --classes "$SIZES" | ticks 5 >> "$tmp/new"
-	"$OUT/bench/bench_share" --classes 100000 --active 1000 | ticks 5 >> "$tmp/active"
+	"$OUT/bench/bench_share" --classes "$SIZES" | ticks 5 8 >> "$tmp/new"
+	"$OUT/bench/bench_share" --classes 100000 --active 1000 | ticks 5 8 >> "$tmp/active"
 	echo "round $r of $ROUNDS done" >&2
 done
 
-best() {	# file classes
-	awk -v n="$2" '$1 == n { if (m == "" || $2 < m) m = $2 } END { print m }' "$1"
+best() {	# file classes [field]
+	awk -v n="$2" -v f="${3:-2}" '$1 == n { if (m == "" || $f < m) m = $f } END { print m }' "$1"
+}
+
+row() {	# classes active base-file new-file
+	local b t c
+	b=$(best "$3" "$1") t=$(best "$4" "$1") c=$(best "$4" "$1" 3)
+	printf '%10s %10s %14s %14s %7.2fx %16s\n' "$1" "$2" "$b" "$t" \
+		"$(echo "$t / $b" | bc -l)" "$c"
 }
 
 printf '\nsharing loop, one tick (us), lowest median of %s rounds, baseline %s\n' \
 	"$ROUNDS" "$BASE"
-printf '%10s %10s %14s %14s %8s\n' classes active "baseline (us)" "this (us)" ratio
+printf '%10s %10s %14s %14s %8s %16s\n' classes active "baseline (us)" "this (us)" ratio \
+	"this, CPU (us)"
 for n in ${SIZES//,/ }; do
-	b=$(best "$tmp/base" "$n") t=$(best "$tmp/new" "$n")
-	printf '%10s %10s %14s %14s %7.2fx\n' "$n" all "$b" "$t" "$(echo "$t / $b" | bc -l)"
+	row "$n" all "$tmp/base" "$tmp/new"
 done
-b=$(best "$tmp/base" 100000) t=$(best "$tmp/active" 100000)
-printf '%10s %10s %14s %14s %7.2fx   (baseline: every leaf active)\n' 100000 1000 "$b" "$t" \
-	"$(echo "$t / $b" | bc -l)"
+row 100000 1000 "$tmp/base" "$tmp/active"
+echo "(100,000 / 1,000: the baseline's tick with every leaf active; CPU: the tick less the"
+echo " time the thread waited for a CPU)"
