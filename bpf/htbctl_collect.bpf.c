@@ -16,13 +16,15 @@
  * a map with a bpf_spin_lock to sleepable programs, and syscall programs
  * are sleepable. bpf_loop: 5.17.
  *
- * A slot is copied only when its bytes or shaped_until differ from its
- * copy, and then listed in class_changed: class_seen stays a copy of every
- * slot ever asked, and the loop's arithmetic visits only the classes that
- * sent since the last run (src/share/share.c, "the active set"). The
- * comparison reads the two words the copy read; it writes nothing for a
- * class that did not send (docs/log.md, "2026-12-06: The sharing loop's
- * tick, proportional to the active classes").
+ * A slot is copied only when its bytes differ from its copy's, and then
+ * listed in class_changed: class_seen stays a copy of every slot ever
+ * asked, and the loop's arithmetic visits only the classes that sent
+ * since the last run (src/share/share.c, "the active set"). bytes alone
+ * decides: the program writes shaped_until only in the locked charge that
+ * adds to bytes, before it (include/htb/sched.h, htb_leaf_commit), and a
+ * second word is a second cache line per class (docs/log.md, "2026-12-06:
+ * The sharing loop's tick, proportional to the active classes"). Nothing
+ * is written for a class that did not send.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

@@ -25,9 +25,9 @@ struct collect {
  * 0 or -errno, with nothing held. */
 int collect_open(struct collect *c, int state_fd, __u32 cap);
 /* Brings c->seen up to date for slots 0..n-1 (one BPF_PROG_RUN): copies
- * the slots whose bytes or shaped_until changed since their last copy (or
- * since collect_open, for a slot never copied) and lists them in
- * c->changed[0..c->nchanged). 0 or -errno. */
+ * the slots whose bytes changed since their last copy (or since
+ * collect_open: 0) and lists them in c->changed[0..c->nchanged). 0 or
+ * -errno. */
 int collect_run(struct collect *c, __u32 n);
 void collect_close(struct collect *c);
 

@@ -151,7 +151,7 @@ __u32 share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_see
 	__u32 k = 0;
 
 	for (__u32 i = 0; i < n; i++) {
-		if (seen[i].bytes == st[i].bytes && seen[i].shaped_until == st[i].shaped_until)
+		if (seen[i].bytes == st[i].bytes)
 			continue;
 		seen[i] = (struct htb_class_seen){ st[i].bytes, st[i].shaped_until };
 		changed[k++] = i;

@@ -112,9 +112,9 @@ int share_tick(struct share_loop *l, const struct htb_class_seen *st,
 	       const __u32 *changed, __u32 nchanged, __u64 now,
 	       struct htb_class_share *out);
 
-/* What bpf/htbctl_collect.bpf.c does, for the model: brings seen[i] up to
- * date with st[i] for i < n, listing in changed[] the slots it copied;
- * returns how many. */
+/* What bpf/htbctl_collect.bpf.c does, for the model: copies st[i] into
+ * seen[i] for each i < n whose bytes changed, listing in changed[] the
+ * slots it copied; returns how many. */
 __u32 share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_seen *seen,
 		 __u32 *changed);
 

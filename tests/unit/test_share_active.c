@@ -119,7 +119,8 @@ static void expect_idle_entry(const struct tree *t, __u32 i)
 	cr_expect_eq(t->sh[i].bbuffer, (__s64)SHARE_BBUFFER_NS, "slot %u", i);
 }
 
-/* The collector's model lists only the slots whose entry changed. */
+/* The collector's model lists only the slots whose bytes changed, and
+ * copies both words of them. */
 Test(share_active, the_collector_lists_what_changed)
 {
 	struct tree *t = tree_new();
@@ -132,10 +133,12 @@ Test(share_active, the_collector_lists_what_changed)
 	cr_expect_eq(t->changed[1], 9);
 	cr_expect_eq(share_seen(t->st, N, t->seen, t->changed), 0, "nothing new");
 	t->st[9].shaped_until = T0;
+	t->st[9].bytes += 1500;
 	nch = share_seen(t->st, N, t->seen, t->changed);
 	cr_expect_eq(nch, 1);
 	cr_expect_eq(t->changed[0], 9);
 	cr_expect_eq(t->seen[9].shaped_until, T0);
+	cr_expect_eq(t->seen[9].bytes, 1520);
 	tree_free(t);
 }
 
