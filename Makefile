@@ -165,6 +165,11 @@ test-unit: $(UNIT_BINS)
 bench: $(BENCH_BINS)
 	$(Q)OUTPUT=$(OUTPUT) scripts/bench.sh $(BENCH_ARGS)
 
+# The sharing loop's tick beside a baseline build's, in one run:
+# make bench-share BENCH_BASE=/tmp/base/build [BENCH_ROUNDS=3]
+bench-share: $(BENCH_BINS)
+	$(Q)OUTPUT=$(OUTPUT) scripts/bench_share.sh $(BENCH_BASE) $(BENCH_ROUNDS)
+
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do \
 		n=$$(basename $$f); mkdir -p $(OUTPUT)/fuzz/$$n.corpus; \
@@ -191,7 +196,7 @@ clean:
 	$(call msg,CLEAN,$(OUTPUT))
 	$(Q)rm -rf $(OUTPUT)
 
-.PHONY: all tests test test-unit bench fuzz install vmlinux clean
+.PHONY: all tests test test-unit bench bench-share fuzz install vmlinux clean
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/src/*/*.d $(OUTPUT)/hooks/*/*.d $(OUTPUT)/tests/*/*.d \
 	$(OUTPUT)/bench/*.d)

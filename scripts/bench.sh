@@ -23,4 +23,5 @@ fi
 	echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(nproc) CPUs"
 	"$OUT/bench/bench_prog" "$@"
 	"$OUT/bench/bench_share"
+	"$OUT/bench/bench_share" --classes 100000 --active 1000
 } | tee "$OUT/bench/results.txt"

@@ -27,6 +27,8 @@ static int collect_load(struct collect *c, int state_fd, __u32 cap)
 	if (!rc)
 		rc = bpf_map__set_max_entries(s->maps.class_seen, cap);
 	if (!rc)
+		rc = bpf_map__set_max_entries(s->maps.class_changed, (cap + 1) / 2);
+	if (!rc)
 		rc = htbctl_collect_bpf__load(s);
 	if (rc)
 		return rc;
@@ -34,18 +36,25 @@ static int collect_load(struct collect *c, int state_fd, __u32 cap)
 	return 0;
 }
 
-static int collect_map(struct collect *c, __u32 cap)
+/* The collector's map of cap values of vsize bytes, read-only here. */
+static void *collect_mmap(const struct bpf_map *m, __u32 cap, size_t vsize, size_t *len)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	void *p;
 
-	c->len = ((size_t)cap * sizeof(*c->seen) + page - 1) & ~(size_t)(page - 1);
-	p = mmap(NULL, c->len, PROT_READ, MAP_SHARED,
-		 bpf_map__fd(c->skel->maps.class_seen), 0);
-	if (p == MAP_FAILED)
+	*len = ((size_t)cap * vsize + page - 1) & ~(size_t)(page - 1);
+	p = mmap(NULL, *len, PROT_READ, MAP_SHARED, bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static int collect_map(struct collect *c, __u32 cap)
+{
+	c->seen = collect_mmap(c->skel->maps.class_seen, cap, sizeof(*c->seen), &c->len);
+	if (!c->seen)
 		return -errno;
-	c->seen = p;
-	return 0;
+	c->changed = collect_mmap(c->skel->maps.class_changed, cap, sizeof(*c->changed),
+				  &c->changed_len);
+	return c->changed ? 0 : -errno;
 }
 
 int collect_open(struct collect *c, int state_fd, __u32 cap)
@@ -68,13 +77,19 @@ int collect_run(struct collect *c, __u32 n)
 	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = sizeof(frame));
 
 	c->skel->bss->n = n < c->cap ? n : c->cap;
-	return bpf_prog_test_run_opts(c->prog_fd, &o) ? -errno : 0;
+	c->nchanged = 0;
+	if (bpf_prog_test_run_opts(c->prog_fd, &o))
+		return -errno;
+	c->nchanged = c->skel->bss->changed;
+	return 0;
 }
 
 void collect_close(struct collect *c)
 {
 	if (c->seen)
 		munmap(c->seen, c->len);
+	if (c->changed)
+		munmap(c->changed, c->changed_len);
 	htbctl_collect_bpf__destroy(c->skel);
 	memset(c, 0, sizeof(*c));
 }

@@ -2,9 +2,9 @@
 /*
  * The sharing loop inside `htbctl daemon` (src/share/share.h does the
  * arithmetic): every SHARE_TICK_NS it reads class_state of the tree in
- * force (through the collector, src/daemon/collect.h), computes the
- * borrow limits and stores them into class_share through an mmap() of
- * it, then renews its lease in runtime, through an mmap() of that. No
+ * force (through the collector, src/daemon/collect.h, which lists the
+ * classes that sent), computes the borrow limits of the active leaves and
+ * stores them into class_share through an mmap() of it, then renews its lease in runtime, through an mmap() of that. No
  * lock is taken: the loop writes only what no other writer touches
  * (class_share; the lease and run-time fields of runtime), and a reload
  * in between is seen as a new generation at the next tick, which plans
@@ -163,7 +163,8 @@ void share_run_tick(const struct ctx *ctx, struct share_run *r)
 	    (r->loop.hw && collect_run(&r->col, r->loop.hw)))
 		return;
 	now = htb_clock_ns();
-	if (share_tick(&r->loop, r->col.seen, now, r->sh))
+	if (share_tick(&r->loop, r->col.seen, r->col.changed,
+		       r->loop.hw ? r->col.nchanged : 0, now, r->sh))
 		return;
 	__atomic_store_n(&r->rt->share_run_ns, now, __ATOMIC_RELAXED);
 	__atomic_store_n(&r->rt->share_until_ns, now + share_lease(r->period_ns),

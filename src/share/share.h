@@ -1,11 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The sharing loop: spare bandwidth by prio and quantum (docs/design.md,
- * "Sharing spare bandwidth"). Every SHARE_TICK_NS it reads each class's
- * bytes and backlog, estimates what each leaf offers, asks the fluid
- * ideal (src/share/fluid.h) what each leaf should get, and gives every leaf a
- * borrow limit of what it should borrow (struct htb_class_share). The
- * program enforces the limits while the loop's lease runs.
+ * "Sharing spare bandwidth"). Every SHARE_TICK_NS it reads the bytes and
+ * backlog of the classes that sent, estimates what each active leaf
+ * offers, asks the fluid ideal (src/share/fluid.h) what each should get,
+ * and gives it a borrow limit of what it should borrow (struct
+ * htb_class_share). The program enforces the limits while the loop's
+ * lease runs.
+ *
+ * The active set: a leaf joins when its bytes change, and leaves when it
+ * offers nothing any more (not backlogged, its estimate below 1 B/s), with
+ * its limit stored as that of a leaf that offers nothing. The fluid ideal
+ * is solved over the active leaves and their ancestors only: a leaf that
+ * offers nothing gets nothing and takes nothing from any lender, so every
+ * other leaf's share is the same as over the whole tree. A tick's work is
+ * then in proportion to the active leaves, not to the tree (docs/log.md,
+ * "2026-12-06: The sharing loop's tick, proportional to the active
+ * classes").
  *
  * This part is pure: arrays in, arrays out, so the unit tests run it
  * beside the departure-time code on a simulated clock
@@ -72,6 +83,17 @@ struct share_loop {
 	__u64 let_go;			/* times a backlogged leaf stopped being so */
 	bool fresh;			/* planned anew: write every entry */
 	struct fluid_scratch *scratch;
+	/* The active set (see above): member[0..nmember), leaves by node. */
+	__u32 *member;
+	__u32 nmember;
+	bool *active;			/* per node: in member[] */
+	/* Each tick's subtree: the members and their ancestors, by node in
+	 * index order (sub[0..nsub)), as fluid nodes (subnode). */
+	__u64 *mark;			/* bit per node: in the subtree */
+	__u32 *sub;
+	__u32 *sub_of;			/* node -> its index in sub[] */
+	__u32 nsub;
+	struct fluid_node *subnode;
 };
 
 /* The tree in force: conf[slot] of the active generation, cap slots (an
@@ -80,14 +102,21 @@ int share_plan(struct share_loop *l, const struct htb_class_conf *conf, __u32 ca
 void share_free(struct share_loop *l);
 
 /* One tick at now: st[slot] what the loop reads of each class (bytes,
- * shaped_until: src/daemon/collect.h gathers it), out[slot] where the
- * limits go (each entry stored so the program never sees half of one:
- * share_store). Returns 0 or -1. */
-int share_tick(struct share_loop *l, const struct htb_class_seen *st, __u64 now,
+ * shaped_until: src/daemon/collect.h gathers it), changed[0..nchanged)
+ * the slots whose entry changed since the last tick (they join the active
+ * set; the first tick after share_plan takes every leaf), out[slot] where
+ * the limits go (each entry stored so the program never sees half of one:
+ * share_store). Reads st and writes out of the active leaves only.
+ * Returns 0 or -1. */
+int share_tick(struct share_loop *l, const struct htb_class_seen *st,
+	       const __u32 *changed, __u32 nchanged, __u64 now,
 	       struct htb_class_share *out);
 
-/* What bpf/htbctl_collect.bpf.c copies, for the model: seen[i] of st[i]. */
-void share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_seen *seen);
+/* What bpf/htbctl_collect.bpf.c does, for the model: copies st[i] into
+ * seen[i] for each i < n whose bytes changed, listing in changed[] the
+ * slots it copied; returns how many. */
+__u32 share_seen(const struct htb_class_state *st, __u32 n, struct htb_class_seen *seen,
+		 __u32 *changed);
 
 /* The period after a tick that cost cost_ns, and the lease to give. A
  * tree where no leaf can borrow has nothing to share: the loop then only

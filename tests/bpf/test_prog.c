@@ -228,7 +228,8 @@ Test(prog, borrow_limit_from_the_sharing_loop)
 }
 
 /* The sharing loop's read (src/daemon/collect.c): what the collector
- * copies of each slot is what class_state holds, and only the slots asked. */
+ * copies of each slot is what class_state holds, and only the slots asked;
+ * it lists the slots that changed since, and only those. */
 Test(prog, the_collector_copies_what_the_loop_reads)
 {
 	struct collect col;
@@ -253,6 +254,16 @@ Test(prog, the_collector_copies_what_the_loop_reads)
 		cr_expect_eq(col.seen[i].shaped_until, v.shaped_until, "slot %u", i);
 	}
 	cr_expect_gt(col.seen[0].bytes, col.seen[2].bytes, "the root counts both leaves");
+	cr_assert_eq(collect_run(&col, F.cap), 0);
+	cr_expect_eq(col.nchanged, 0, "nothing sent since: nothing listed");
+	send_ok(2, 2000);
+	cr_assert_eq(collect_run(&col, F.cap), 0);
+	cr_assert_geq(col.nchanged, 1);
+	for (i = 0; i < col.nchanged; i++)
+		cr_expect(col.changed[i] == 2 || col.changed[i] == 0,
+			  "slot %u listed, only class 2 and its root sent", col.changed[i]);
+	cr_expect_eq(col.changed[0] == 2 || (col.nchanged > 1 && col.changed[1] == 2), 1,
+		     "class 2 listed");
 	collect_close(&col);
 }
 

@@ -42,6 +42,7 @@ struct sim {
 	struct htb_class_conf conf[MAXC];
 	struct htb_class_state st[MAXC];
 	struct htb_class_seen seen[MAXC];	/* what the collector copies */
+	__u32 changed[MAXC];			/* ... and lists */
 	struct htb_class_share sh[MAXC];
 	__u32 parent[MAXC];
 	__u32 n;
@@ -153,8 +154,10 @@ static void run(struct sim *s, double secs)
 	for (__u64 t = 0; t < end; t += STEP) {
 		s->p.now = T0 + t;
 		if (s->use_loop && t >= next_tick) {
-			share_seen(s->st, s->n, s->seen);
-			cr_assert_eq(share_tick(&s->loop, s->seen, s->p.now, s->sh), 0);
+			__u32 nch = share_seen(s->st, s->n, s->seen, s->changed);
+
+			cr_assert_eq(share_tick(&s->loop, s->seen, s->changed, nch, s->p.now,
+						s->sh), 0);
 			next_tick += SHARE_TICK_NS;
 		}
 		for (__u32 i = 0; i < s->nsrc; i++)
