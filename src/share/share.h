@@ -34,9 +34,10 @@
 #define SHARE_TICK_NS		(10 * SHARE_MS)
 /* A tick that costs more than a third of SHARE_TICK_NS stretches the
  * period to three times its cost (the loop takes at most a third of a
- * CPU), up to this: at 100,000 classes a tick costs about 30 ms here
- * (bench/bench_share.c; docs/log.md, "2026-12-01: The sharing loop's
- * cost"). */
+ * CPU), up to this: at 100,000 classes with every leaf active a tick
+ * costs about 10 ms here, with 1,000 active under 2 ms (bench/bench_share.c;
+ * docs/log.md, "2026-12-06: The sharing loop's tick, proportional
+ * to the active classes"). */
 #define SHARE_TICK_MAX_NS	(100 * SHARE_MS)
 /* A loop that has not run for this long no longer counts: borrowing is
  * first come, first served again (10 periods when the period is
