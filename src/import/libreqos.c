@@ -187,6 +187,34 @@ static int node_flags(struct lqos *q, const struct json_value *node, const char 
 
 static int add_nodes(struct lqos *q, const struct json_value *obj, int parent, int depth);
 
+/* A key the import reads, given twice in one node: JSON leaves that open
+ * and a reader keeps one silently (the first here, the last elsewhere),
+ * so the operator decides. A pass per key read: linear in the node's
+ * members. */
+static int keys_once(struct lqos *q, const struct json_value *node, const char *name)
+{
+	static const char *const keys[] = { "downloadBandwidthMbps", "uploadBandwidthMbps",
+					    "children", "virtual", "type" };
+	char a[MSG_QUOTE_BUF];
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		const struct json_member *first = NULL;
+
+		for (unsigned i = 0; i < node->n; i++) {
+			const struct json_member *m = &node->members[i];
+
+			if (strcmp(m->key, keys[k]))
+				continue;
+			if (first)
+				return lq_err(q, q->json_name, m->line,
+					      "node %s: \"%s\" given twice (also line %u)", QV(a, name),
+					      keys[k], first->line);
+			first = m;
+		}
+	}
+	return 0;
+}
+
 static int add_node(struct lqos *q, const struct json_member *m, int parent, int depth)
 {
 	const struct json_value *v = &m->value;
@@ -214,7 +242,8 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 	n->parent = parent;
 	if (!(n->name = strdup(m->key)))
 		return lq_err(q, q->json_name, 0, "out of memory");
-	if (node_flags(q, v, m->key, n) || node_bandwidth(q, v, m->key, n))
+	if (keys_once(q, v, m->key) || node_flags(q, v, m->key, n) ||
+	    node_bandwidth(q, v, m->key, n))
 		return -1;
 	kids = json_get(v, "children");
 	if (!kids)
@@ -966,7 +995,9 @@ static int slurp(const struct ctx *ctx, const char *file, char **text, size_t *l
 	char f[MSG_QUOTE_BUF];
 	struct stat st;
 	size_t got = 0;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO's open would wait for a writer before fstat
+	 * could refuse it (a regular file's reads ignore the flag) */
+	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 
 	if (fd < 0 || fstat(fd, &st)) {
 		p_err(ctx, "%s: %s", QV(f, file), strerror(errno));

@@ -451,6 +451,27 @@ test_json_zero_bandwidth() {
 	lq_refused "n.json:1: node 'AP_1' has \"downloadBandwidthMbps\" 0 (LibreQoS takes the link's: give --root-mbps DOWN/UP)"
 	LQ_ARGS="--root-mbps 900/90" lq_claims "n.json:1: node 'AP_1' has \"downloadBandwidthMbps\" 0: 900 Mbps taken, the link's"
 }
+# A key the import reads, twice in one node: refused, not one of them
+# silently kept.
+test_json_key_twice() {
+	csv "$ok_row"
+	net $'{"Site_A": {"downloadBandwidthMbps": 1000, "uploadBandwidthMbps": 500,\n "children": {},\n "children": {"AP_1": {"downloadBandwidthMbps": 300, "uploadBandwidthMbps": 100}}}}'
+	lq_refused "n.json:3: node 'Site_A': \"children\" given twice (also line 2)"
+	net $'{"AP_1": {"downloadBandwidthMbps": 300, "uploadBandwidthMbps": 100,\n "uploadBandwidthMbps": 5}}'
+	lq_refused "n.json:2: node 'AP_1': \"uploadBandwidthMbps\" given twice (also line 1)"
+}
+# A FIFO for either file or --keep-ids is refused at once, not read
+# until a writer comes.
+test_fifo_refused() {
+	csv "$ok_row"
+	net
+	mkfifo "$tmp/fifo"
+	local args
+	for args in "$tmp/fifo $tmp/n.json" "$tmp/d.csv $tmp/fifo" "$tmp/d.csv $tmp/n.json --keep-ids $tmp/fifo"; do
+		# shellcheck disable=SC2086 # the words of each case
+		refused_with 1 "fifo': a FIFO or pipe" timeout 10 "$HTBCTL" import libreqos $args
+	done
+}
 test_json_top_not_object() {
 	csv "$ok_row"
 	net '[]'
