@@ -792,9 +792,12 @@ static void write_framing(FILE *out, struct imp_tree *t)
 static void write_device(FILE *out, struct imp_tree *t, const char *source)
 {
 	const struct imp_class *c0 = &t->cls[0];
-	char id[16];
+	char id[16], src[1024];
 
-	fprintf(out, "# htbctl config imported from %s by `htbctl import`.\n", source);
+	/* the script's name is the user's: controls escaped, so that no name
+	 * ends the comment's line and writes keys of its own */
+	msg_clip(src, sizeof(src), source);
+	fprintf(out, "# htbctl config imported from %s by `htbctl import`.\n", src);
 	fprintf(out, "# Rates, ceils, bursts, prio and quantum are HTB's. A class's queue is htbctl's: CoDel and\n"
 		     "# sparse flows (aqm, flows) unless its HTB leaf had fq_codel or codel; set\n"
 		     "# `aqm = off` and `flows = off` under [device] for HTB's FIFO leaves.\n");

@@ -134,6 +134,21 @@ test_script_forms() {
 	  '["1:20",["1:1",1250000,0],["1:20",250000,2]]' ] || fail "tree: $(cat "$tmp/f.ini" | tr '\n' ' ')"
 }
 
+# A script's name is the user's, written into the config's first
+# comment: a name with newlines writes no keys of its own.
+test_script_name_writes_no_config() {
+	local name
+	name=$(printf '%s/x.tc\n[class 1:99]\nparent = 1:1\nrate = 9mbit\nmatch = dst 198.18.0.1\n#' "$tmp")
+	printf '%s\n' 'tc qdisc add dev eth9 root handle 1: htb default 20' \
+		'tc class add dev eth9 parent 1: classid 1:1 htb rate 10mbit' \
+		'tc class add dev eth9 parent 1:1 classid 1:20 htb rate 2mbit ceil 10mbit' > "$name"
+	"$HTBCTL" import script "$name" -o "$tmp/n.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	grep -q '^\[class 1:99\]' "$tmp/n.ini" && fail "the name wrote a class: $(head -3 "$tmp/n.ini" | tr '\n' ' ')"
+	[ "$(head -1 "$tmp/n.ini" | grep -c 'x.tc\\x0a\[class 1:99\]')" = 1 ] || fail "first line: $(head -1 "$tmp/n.ini")"
+	[ "$("$HTBCTL" -j check config "$tmp/n.ini" | jq -c '[.classes[].classid]')" = '["1:1","1:20"]' ] ||
+		fail "classes: $("$HTBCTL" -j check config "$tmp/n.ini" | jq -c '[.classes[].classid]')"
+}
+
 # Issue 23 B: u32 tables linking to tables through several nodes each.
 # 7112e5f walked every path (8 links per table, 7 tables deep: 262,144
 # paths, each giving the same matches again; a 43-line script took 21 s):
