@@ -192,12 +192,59 @@ static int one_line(const struct ctx *ctx, struct script *s, char *l, unsigned l
  * FIFO (which blocks) is refused. 10,000 LibreQoS circuits are 1.6 MB. */
 #define SCRIPT_MAX_BYTES	(64u << 20)
 
-static FILE *open_script(const struct ctx *ctx, const char *file)
+/* The file's bytes, at most SCRIPT_MAX_BYTES of them counted as read:
+ * st_size alone let /proc/self/pagemap (size 0) grow past 7 GB. Read in
+ * chunks of 64 KiB (pagemap takes only multiples of 8). An empty file
+ * reads as one empty line (fmemopen takes no empty buffer). */
+#define READ_CHUNK	(1u << 16)
+static char *read_bounded(const struct ctx *ctx, const char *file, int fd, size_t *len)
+{
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+	ssize_t k;
+
+	do {
+		if (n == cap) {
+			char *b;
+
+			cap = cap ? cap * 2 : READ_CHUNK;
+			if (cap > SCRIPT_MAX_BYTES + READ_CHUNK)
+				cap = SCRIPT_MAX_BYTES + READ_CHUNK;
+			b = realloc(buf, cap);
+			if (!b) {
+				p_err(ctx, "%s: out of memory", file);
+				free(buf);
+				return NULL;
+			}
+			buf = b;
+		}
+		k = read(fd, buf + n, cap - n < READ_CHUNK ? cap - n : READ_CHUNK);
+		n += k > 0 ? (size_t)k : 0;
+	} while (k > 0 && n <= SCRIPT_MAX_BYTES);
+	if (k < 0 || n > SCRIPT_MAX_BYTES) {
+		if (k < 0)
+			p_err(ctx, "%s: %s", file, strerror(errno));
+		else
+			p_err(ctx, "%s: over %u MiB: not a tc script htbctl reads", file,
+			      SCRIPT_MAX_BYTES >> 20);
+		free(buf);
+		return NULL;
+	}
+	if (!n)
+		buf[n++] = '\n';
+	*len = n;
+	return buf;
+}
+
+/* The script as a stream over its bytes (*text, freed by the caller). */
+static FILE *open_script(const struct ctx *ctx, const char *file, char **text)
 {
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
+	size_t len = 0;
 	FILE *f;
 
+	*text = NULL;
 	if (fd < 0 || fstat(fd, &st)) {
 		p_err(ctx, "%s: %s", file, strerror(errno));
 		goto fail;
@@ -212,10 +259,17 @@ static FILE *open_script(const struct ctx *ctx, const char *file)
 		      SCRIPT_MAX_BYTES >> 20);
 		goto fail;
 	}
-	f = fdopen(fd, "r");
+	*text = read_bounded(ctx, file, fd, &len);
+	if (!*text)
+		goto fail;
+	close(fd);
+	f = fmemopen(*text, len, "r");
 	if (f)
 		return f;
 	p_err(ctx, "%s: %s", file, strerror(errno));
+	free(*text);
+	*text = NULL;
+	return NULL;
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -225,8 +279,8 @@ fail:
 /* The file as tc commands; continuation lines (ending in \) joined. */
 static int read_script(const struct ctx *ctx, struct script *s)
 {
-	FILE *f = open_script(ctx, s->file);
-	char *buf = NULL, *logical = NULL;
+	char *buf = NULL, *logical = NULL, *text;
+	FILE *f = open_script(ctx, s->file, &text);
 	size_t cap = 0, llen = 0;
 	unsigned lineno = 0, start = 0;
 	int rc = 0;
@@ -260,6 +314,7 @@ static int read_script(const struct ctx *ctx, struct script *s)
 	free(buf);
 	free(logical);
 	fclose(f);
+	free(text);
 	return rc;
 }
 

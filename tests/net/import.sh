@@ -88,6 +88,9 @@ test_refusals() {
 	refused_with 1 "/dev/zero: a character device, not a regular file" timeout 10 "$HTBCTL" import script /dev/zero
 	mkfifo "$tmp/fifo.tc"
 	refused_with 1 "fifo.tc: a FIFO or pipe, not a regular file" timeout 10 "$HTBCTL" import script "$tmp/fifo.tc"
+	# a regular file whose size says 0 and whose bytes do not end: the cap
+	# counts the bytes read (52b6d7f grew past 7 GB in 60 s)
+	refused_with 1 "pagemap: over 64 MiB" timeout 20 "$HTBCTL" import script /proc/self/pagemap
 	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc class add dev eth0 parent 1: classid 1:1 htb rate 0\n' > "$tmp/bad.tc"
 	refused_with 1 "bad.tc:2: tc refused the command" "$HTBCTL" import script "$tmp/bad.tc"
 	# a refused command after 2,000 commands whose kernel warnings (quantum
