@@ -29,7 +29,6 @@
 #include "import/import.h"
 #include "import/tc.h"
 
-extern char **environ;
 
 /* A veth per device the script names (one `ip link add` each, about
  * 5 ms): past this many the script is refused, naming the limit. */
@@ -349,22 +348,47 @@ static void read_all(int fd, char **out)
 	*out = buf;
 }
 
-/* Runs argv, its stdout to /dev/null and, when err is given, its stderr
- * into *err (malloc'ed). Its exit status, 128 + the signal that ended it,
- * or -1 with errno when it could not start. */
+/* tc and ip are the system's, found in these directories only, and run
+ * with this environment only: the caller's PATH could name another tc,
+ * and its TC_LIB_DIR load a library into the one that runs as root in
+ * the scratch namespaces. */
+static const char *const tool_dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
+static char *const tool_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
+
+/* The tool's path in tool_dirs (a regular executable), into buf; -1 with
+ * errno ENOENT when none has it. */
+static int tool_path(const char *name, char *buf, size_t len)
+{
+	for (size_t i = 0; i < sizeof(tool_dirs) / sizeof(tool_dirs[0]); i++) {
+		struct stat st;
+
+		snprintf(buf, len, "%s/%s", tool_dirs[i], name);
+		if (!stat(buf, &st) && S_ISREG(st.st_mode) && !access(buf, X_OK))
+			return 0;
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* Runs argv (argv[0] a tool of tool_dirs), its stdout to /dev/null and,
+ * when err is given, its stderr into *err (malloc'ed). Its exit status,
+ * 128 + the signal that ended it, or -1 with errno when it could not
+ * start. */
 static int run(char *const argv[], char **err)
 {
+	char path[64];
+
 	posix_spawn_file_actions_t fa;
 	int pfd[2] = { -1, -1 }, st = 0, rc;
 	pid_t pid;
 
-	if (err && pipe2(pfd, O_CLOEXEC))
+	if (tool_path(argv[0], path, sizeof(path)) || (err && pipe2(pfd, O_CLOEXEC)))
 		return -1;
 	posix_spawn_file_actions_init(&fa);
 	if (err)
 		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+	rc = posix_spawn(&pid, path, &fa, NULL, argv, tool_env);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {
 		close(pfd[1]);

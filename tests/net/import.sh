@@ -137,6 +137,19 @@ test_script_forms() {
 	  '["1:20",["1:1",1250000,0],["1:20",250000,2]]' ] || fail "tree: $(cat "$tmp/f.ini" | tr '\n' ' ')"
 }
 
+# tc and ip are the system's whatever the caller's PATH, and run without
+# the caller's environment: a tc earlier in PATH is not run.
+test_script_tools_not_from_path() {
+	mkdir -p "$tmp/bin"
+	printf '#!/bin/sh\ntouch %s/ran.$(basename "$0")\nexit 1\n' "$tmp" > "$tmp/bin/tc"
+	cp "$tmp/bin/tc" "$tmp/bin/ip"
+	chmod +x "$tmp/bin/tc" "$tmp/bin/ip"
+	PATH="$tmp/bin:$PATH" TC_LIB_DIR="$tmp/bin" "$HTBCTL" import script tests/import/seed003.tc -o "$tmp/s.ini" 2> "$tmp/err" ||
+		fail "import: $(oneline "$tmp/err")"
+	[ ! -e "$tmp/ran.tc" ] && [ ! -e "$tmp/ran.ip" ] || fail "ran the tools in PATH: $(ls "$tmp")"
+	"$HTBCTL" check config "$tmp/s.ini" > /dev/null 2>&1 || fail "check"
+}
+
 # A script's name is the user's, written into the config's first
 # comment: a name with newlines writes no keys of its own.
 test_script_name_writes_no_config() {
