@@ -44,13 +44,15 @@ OBJS      := $(patsubst src/%.c,$(OUTPUT)/src/%.o,$(SRCS))
 MAIN_OBJ  := $(OUTPUT)/src/cli/main.o
 LIB_OBJS  := $(filter-out $(MAIN_OBJ),$(OBJS))
 # build/htbctl-test: htbctl with its test hooks (HTBCTL_TEST_FAIL,
-# HTBCTL_TEST_QDISC: src/loader/loader.h), for tests/net's rollback and
-# crash cases; build/htbctl, the one installed, has none. The hooked
-# objects are load.c and dirs.c built again with -DHTBCTL_TEST_HOOKS, and
-# test_hooks.c.
+# HTBCTL_TEST_QDISC: src/loader/loader.h; HTBCTL_TEST_TOOL_ENV:
+# src/import/script.c), for tests/net's rollback, crash and tc-probe
+# cases; build/htbctl, the one installed, has none. The hooked objects
+# are load.c, dirs.c and script.c built again with -DHTBCTL_TEST_HOOKS,
+# and test_hooks.c.
 HOOK_OBJS := $(OUTPUT)/hooks/loader/load.o $(OUTPUT)/hooks/loader/dirs.o \
-	     $(OUTPUT)/hooks/loader/test_hooks.o
-HOOKED    := $(OUTPUT)/src/loader/load.o $(OUTPUT)/src/loader/dirs.o
+	     $(OUTPUT)/hooks/loader/test_hooks.o $(OUTPUT)/hooks/import/script.o
+HOOKED    := $(OUTPUT)/src/loader/load.o $(OUTPUT)/src/loader/dirs.o \
+	     $(OUTPUT)/src/import/script.o
 LIB       := $(OUTPUT)/libhtbctl.a
 
 # Criterion suites: tests/unit needs no privileges, tests/bpf needs root.

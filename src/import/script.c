@@ -355,6 +355,23 @@ static void read_all(int fd, char **out)
 static const char *const tool_dirs[] = { "/usr/sbin", "/sbin", "/usr/bin", "/bin" };
 static char *const tool_env[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL };
 
+/* build/htbctl-test only: HTBCTL_TEST_TOOL_ENV=1 passes the caller's
+ * environment on (tests/net/import.sh has TC_LIB_DIR load a probe into
+ * tc to see what a command could do to the bpffs). */
+#ifdef HTBCTL_TEST_HOOKS
+extern char **environ;
+
+static char *const *tool_environ(void)
+{
+	return getenv("HTBCTL_TEST_TOOL_ENV") ? environ : tool_env;
+}
+#else
+static char *const *tool_environ(void)
+{
+	return tool_env;
+}
+#endif
+
 /* The tool's path in tool_dirs (a regular executable), into buf; -1 with
  * errno ENOENT when none has it. */
 static int tool_path(const char *name, char *buf, size_t len)
@@ -388,7 +405,7 @@ static int run(char *const argv[], char **err)
 	if (err)
 		posix_spawn_file_actions_adddup2(&fa, pfd[1], 2);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-	rc = posix_spawn(&pid, path, &fa, NULL, argv, tool_env);
+	rc = posix_spawn(&pid, path, &fa, NULL, argv, tool_environ());
 	posix_spawn_file_actions_destroy(&fa);
 	if (err) {
 		close(pfd[1]);

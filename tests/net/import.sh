@@ -346,8 +346,13 @@ test_script_bpffs_isolated() {
 	EOF
 	cc -shared -fPIC -o "$tmp/f_htbprobe.so" "$tmp/probe.c" || fail "cannot build the probe"
 	printf 'tc qdisc add dev eth0 root handle 1: htb\ntc filter add dev eth0 parent 1: htbprobe\n' > "$tmp/p.tc"
+	# htbctl runs tc without the caller's environment, so TC_LIB_DIR
+	# loads the probe only with the test build's HTBCTL_TEST_TOOL_ENV
 	TC_LIB_DIR=$tmp PROBE_OUT=$tmp/report PROBE_NAME=$name \
 		"$HTBCTL" import script "$tmp/p.tc" > /dev/null 2> "$tmp/err"
+	[ ! -e "$tmp/report" ] || fail "TC_LIB_DIR reached the release build's tc: $(oneline "$tmp/report")"
+	HTBCTL_TEST_TOOL_ENV=1 TC_LIB_DIR=$tmp PROBE_OUT=$tmp/report PROBE_NAME=$name \
+		"$HTBCTL_TEST" import script "$tmp/p.tc" > /dev/null 2> "$tmp/err"
 	local leaked=""
 	[ -e "/sys/fs/bpf/$name" ] && { leaked=" a directory"; rmdir "/sys/fs/bpf/$name"; }
 	[ -e "/sys/fs/bpf/$name-map" ] && { leaked="$leaked a pinned map"; rm -f "/sys/fs/bpf/$name-map"; }
