@@ -73,6 +73,9 @@ static void htb_glob(struct imp_tree *t, const struct nlattr *opts)
 
 			t->r2q = g->rate2quantum;
 			t->defcls = g->defcls;
+		} else if (mnl_attr_get_type(a) == TCA_HTB_DIRECT_QLEN &&
+			   mnl_attr_get_payload_len(a) >= sizeof(__u32)) {
+			t->direct_qlen = mnl_attr_get_u32(a);
 		}
 	}
 }

@@ -75,6 +75,7 @@ struct imp_tree {
 	struct imp_stab stab;		/* the HTB qdisc's */
 	__u32 defcls;			/* the default class, 0 if none */
 	__u32 r2q;
+	__u32 direct_qlen;		/* HTB's direct queue's length, 0 if not dumped */
 	struct imp_class *cls;
 	int ncls;
 	struct imp_rule *rules;

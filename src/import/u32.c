@@ -734,6 +734,10 @@ static __u32 owner(const struct u32_graph *g, struct imp_tree *t, const struct u
 	return best;
 }
 
+/* The kernel numbers the root tables it makes for each pref from 800:
+ * (cls_u32.c, gen_new_htid: its generator starts at 0x7ff). */
+#define U32_ROOT_HTID	0x800
+
 /* Each pref's tables that nothing links to are where u32_classify starts
  * (the one the kernel made for the pref, 800: and up). */
 void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
@@ -748,11 +752,12 @@ void u32_graph_resolve(struct u32_graph *g, struct imp_tree *t)
 	for (int i = 0; i < g->n; i++) {
 		if (!g->v[i].is_ht || linked_to(g, &g->v[i]))
 			continue;
-		/* a pref's root table has one bucket; a hash table nothing links
-		 * to is never consulted */
-		if (g->v[i].divisor > 1) {
-			imp_note(t, 0, true, "u32 hash table %x: is linked from no filter: never consulted, not converted",
-				 TC_U32_USERHTID(g->v[i].handle));
+		/* a pref's root table has one bucket and an id the kernel gave
+		 * it (800: and up); a table made by hand (a smaller id) or one
+		 * of more buckets that nothing links to is never consulted */
+		if (g->v[i].divisor > 1 || TC_U32_USERHTID(g->v[i].handle) < U32_ROOT_HTID) {
+			imp_note(t, 0, true, "u32 %stable %x: is linked from no filter: never consulted, not converted",
+				 g->v[i].divisor > 1 ? "hash " : "", TC_U32_USERHTID(g->v[i].handle));
 			continue;
 		}
 		w.attach = owner(g, t, &g->v[i]);

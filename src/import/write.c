@@ -806,6 +806,9 @@ static void write_device(FILE *out, struct imp_tree *t, const char *source)
 		fprintf(out, "default = %s\n", cid(t->defcls, id, sizeof(id)));
 	else
 		fprintf(out, "# no default class: HTB sends unclassified packets unshaped (direct), as htbctl does\n");
+	if (t->direct_qlen)	/* not a key: htbctl queues nothing it does not shape */
+		fprintf(out, "# direct_qlen %u: HTB's queue of packets it sends direct; htbctl sends them without one\n",
+			t->direct_qlen);
 	fprintf(out, "r2q = %u\n", t->r2q ? t->r2q : 10);
 	write_framing(out, t);
 	for (int i = 1; i < t->ncls; i++) {

@@ -150,6 +150,25 @@ test_script_tools_not_from_path() {
 	"$HTBCTL" check config "$tmp/s.ini" > /dev/null 2>&1 || fail "check"
 }
 
+# The kernel's tc-testing u32 cases: a table made by hand (divisor 1)
+# that no filter links to is never consulted by HTB, so its node is no
+# match (52b6d7f made it one; with traffic, HTB sent it 0 packets); HTB's
+# direct_qlen is a comment.
+test_u32_unlinked_table_and_direct_qlen() {
+	printf '%s\n' 'tc qdisc add dev eth0 root handle 1: htb default 20 direct_qlen 64' \
+		'tc class add dev eth0 parent 1: classid 1:1 htb rate 10mbit' \
+		'tc class add dev eth0 parent 1:1 classid 1:10 htb rate 2mbit' \
+		'tc class add dev eth0 parent 1:1 classid 1:20 htb rate 2mbit' \
+		'tc filter add dev eth0 parent 1: prio 1 handle 43: protocol ip u32 divisor 1' \
+		'tc filter add dev eth0 parent 1: prio 1 protocol ip u32 ht 43: match ip dst 198.18.0.1/32 flowid 1:10' \
+		'tc filter add dev eth0 parent 1: prio 1 protocol ip u32 match ip dst 198.18.0.2/32 flowid 1:20' > "$tmp/u.tc"
+	"$HTBCTL" import script "$tmp/u.tc" -o "$tmp/u.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	grep -q "warning: import: u32 table 43: is linked from no filter: never consulted" "$tmp/err" || fail "no warning: $(oneline "$tmp/err")"
+	[ "$("$HTBCTL" -j check config "$tmp/u.ini" 2> /dev/null | jq -c '[.classes[] | select(.matches | length > 0) | [.classid, .matches[].prefix]]')" = \
+	  '[["1:20","198.18.0.2/32"]]' ] || fail "matches: $(grep match "$tmp/u.ini" | tr '\n' ' ')"
+	grep -qx '# direct_qlen 64: .*' "$tmp/u.ini" || fail "no direct_qlen comment: $(head -8 "$tmp/u.ini" | tr '\n' ' ')"
+}
+
 # A script's name is the user's, written into the config's first
 # comment: a name with newlines writes no keys of its own.
 test_script_name_writes_no_config() {
