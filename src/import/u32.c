@@ -385,6 +385,8 @@ static void dedupe(struct u32_graph *g)
 {
 	int n = 0;
 
+	if (!g->n)
+		return;		/* no u32 filter: g->v is NULL, which qsort may not take */
 	qsort(g->v, g->n, sizeof(g->v[0]), cmp_node);
 	for (int i = 0; i < g->n; i++) {
 		struct u32_node *keep = n ? &g->v[n - 1] : NULL;
