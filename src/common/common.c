@@ -186,9 +186,12 @@ const char *file_kind(mode_t m)
 
 /*
  * What -o may replace: nothing yet, or a regular file (not followed
- * through a link), whose mode and owner the new file keeps (*old, with
- * *exists). A device node, FIFO, socket, directory or link is refused: a
- * rename over /dev/null would replace the machine's device with a file.
+ * through a link) of the caller's, whose group and mode the new file keeps
+ * less the bits that let others write it (*old, with *exists). A device
+ * node, FIFO, socket, directory or link is refused: a rename over
+ * /dev/null would replace the machine's device with a file. So is a file
+ * of another user: its owner planted it (52b6d7f handed the new config to
+ * that owner, still writable by whoever could write the old one).
  */
 static int out_file_check(const struct ctx *ctx, const char *file, struct stat *old,
 			  bool *exists)
@@ -203,6 +206,11 @@ static int out_file_check(const struct ctx *ctx, const char *file, struct stat *
 	if (!S_ISREG(old->st_mode)) {
 		p_err(ctx, "-o %s: %s: -o writes a regular file (or creates one)", file,
 		      file_kind(old->st_mode));
+		return -1;
+	}
+	if (old->st_uid != geteuid()) {
+		p_err(ctx, "-o %s: owned by uid %u, not by you (uid %u): remove it first or write elsewhere",
+		      file, (unsigned)old->st_uid, (unsigned)geteuid());
 		return -1;
 	}
 	*exists = true;
@@ -225,8 +233,9 @@ int write_file_atomic(const struct ctx *ctx, const char *file,
 		return -1;
 	}
 	fd = mkstemp(tmp);
-	if (fd < 0 || fchmod(fd, exists ? old.st_mode & 07777 : 0644) ||
-	    (exists && fchown(fd, old.st_uid, old.st_gid)) || !(f = fdopen(fd, "w"))) {
+	/* 0755: never group or world write, setuid, setgid or sticky */
+	if (fd < 0 || fchmod(fd, exists ? old.st_mode & 0755 : 0644) ||
+	    (exists && fchown(fd, (uid_t)-1, old.st_gid)) || !(f = fdopen(fd, "w"))) {
 		p_err(ctx, "-o %s: %s", file, strerror(errno));
 		goto out;
 	}

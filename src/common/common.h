@@ -71,9 +71,10 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
  * Writes file through fill as a temporary file next to it, fsync'ed and
  * renamed over it: a reader sees the old file or the new, never a part
  * (node_exporter's textfile collector, a config a daemon watches). A new
- * file gets mode 0644, a replaced one keeps its mode and owner; anything
- * but a regular file (a device, FIFO, socket, directory, symbolic link) is
- * refused before fill runs. On failure the old file stays and one line is
+ * file gets mode 0644, a replaced one keeps its group and its mode less
+ * group and world write; anything but a regular file (a device, FIFO,
+ * socket, directory, symbolic link) or a file of another user is refused
+ * before fill runs. On failure the old file stays and one line is
  * printed.
  */
 int write_file_atomic(const struct ctx *ctx, const char *file,

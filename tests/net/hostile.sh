@@ -54,6 +54,23 @@ names_refused() {
 			fail "$verb dev '$n': exit $rc: $(oneline "$tmp/out")"
 	done
 }
+# -o over a file another user planted is refused (52b6d7f gave the new
+# config to its owner, mode 666 kept); over the caller's own file, the
+# new one keeps its group, but neither group nor world may write it.
+test_output_of_nobody_refused() {
+	printf 'Circuit ID,Parent Node,IPv4,IPv6,Download Min Mbps,Upload Min Mbps,Download Max Mbps,Upload Max Mbps\nc1,,198.18.0.1,,1,1,10,5\n' > "$tmp/d.csv"
+	echo '{}' > "$tmp/n.json"
+	echo planted > "$tmp/o.ini"
+	chown nobody:nogroup "$tmp/o.ini" && chmod 666 "$tmp/o.ini" || fail "setup"
+	refused_with 1 "o.ini: owned by uid $(id -u nobody), not by you (uid 0): remove it first or write elsewhere" \
+		"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/o.ini"
+	[ "$(cat "$tmp/o.ini")" = planted ] || fail "the planted file changed"
+	echo mine > "$tmp/m.ini"
+	chgrp nogroup "$tmp/m.ini" && chmod 6666 "$tmp/m.ini" || fail "setup"
+	"$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/m.ini" 2> "$tmp/err" || fail "import: $(oneline "$tmp/err")"
+	[ "$(stat -c %a:%U:%G "$tmp/m.ini")" = 644:root:nogroup ] || fail "the new file is $(stat -c %a:%U:%G "$tmp/m.ini")"
+}
+
 test_names_refused_by_load() { names_refused load config "$tmp/a.ini" --no-qdisc; }
 test_names_refused_by_reload() { names_refused reload config "$tmp/a.ini"; }
 test_names_refused_by_unload() { names_refused unload; }
