@@ -13,6 +13,7 @@ void csv_init(struct csv *c, const char *text, size_t len)
 	c->text = text;
 	c->len = len;
 	c->line = 1;
+	c->max_fields = CSV_MAX_FIELDS;
 	/* Excel's "CSV UTF-8" starts with a byte order mark */
 	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3))
 		c->pos = 3;
@@ -67,6 +68,13 @@ static int put_byte(struct csv *c, char ch)
 
 static int start_field(struct csv *c)
 {
+	if (c->nfield == c->max_fields) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "more than %u fields (a field with commas needs double quotes)",
+			 c->max_fields);
+		return fail(c, c->rec_line, why);
+	}
 	if (c->nfield == c->offcap) {
 		unsigned cap = c->offcap ? c->offcap * 2 : 16;
 		size_t *o = realloc(c->off, cap * sizeof(*o));

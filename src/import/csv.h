@@ -29,7 +29,12 @@ struct csv {
 	unsigned offcap;
 	char err[200];		/* why csv_next() returned -1, at line err_line */
 	unsigned err_line;
+	/* a record of more fields is refused as it is read (memory stays
+	 * bounded whatever a line holds); csv_init sets CSV_MAX_FIELDS */
+	unsigned max_fields;
 };
+
+#define CSV_MAX_FIELDS	4096
 
 /* text must stay valid while c is used. */
 void csv_init(struct csv *c, const char *text, size_t len);

@@ -25,7 +25,8 @@ struct json_value {
 	char *str;		/* a string's UTF-8 (no NUL inside); a number's text */
 	unsigned n;		/* members of an object, items of an array */
 	struct json_member *members;
-	struct json_value *items;
+	/* an array's items are checked and counted (n), not kept: the
+	 * formats read have none, and json_parse stays bounded in memory */
 };
 
 struct json_member {

@@ -472,6 +472,21 @@ test_fifo_refused() {
 		refused_with 1 "fifo': a FIFO or pipe" timeout 10 "$HTBCTL" import libreqos $args
 	done
 }
+# Memory stays bounded by what the formats hold: an array (which network
+# .json has none of) is checked, not kept, and a row of 10 million commas
+# is refused at the header's fields + 64; both within 150 MB of address
+# space (52b6d7f: 381 and 162 MB for these 10 MB inputs).
+test_memory_bounded_by_the_format() {
+	csv "$ok_row"
+	awk 'BEGIN { printf "{\"Site_A\": {\"downloadBandwidthMbps\": 1000, \"uploadBandwidthMbps\": 500, \"extra\": ["
+		for (i = 0; i < 5000000; i++) printf "0,"; print "0],"
+		print "\"children\": {\"AP_1\": {\"downloadBandwidthMbps\": 300, \"uploadBandwidthMbps\": 100}}}}" }' > "$tmp/n.json"
+	( ulimit -v 150000; "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" -o "$tmp/c.ini" ) 2> "$tmp/err" ||
+		fail "the array: $(oneline "$tmp/err")"
+	net
+	{ echo "$H"; printf '1,A,1,d,AP_1,,100.64.0.1,,1,1,10,5,'; head -c 10000000 /dev/zero | tr '\0' ','; echo; } > "$tmp/d.csv"
+	( ulimit -v 150000; refused_with 1 "d.csv:2: more than 77 fields" "$HTBCTL" import libreqos "$tmp/d.csv" "$tmp/n.json" )
+}
 test_json_top_not_object() {
 	csv "$ok_row"
 	net '[]'
