@@ -76,7 +76,7 @@ static bool same_prefix(const void *arg, __u32 idx, const void *key)
 
 static long node_find(const struct lqos *q, const char *name)
 {
-	return lq_map_find(&q->node_by_name, lq_hash(name, strlen(name)), same_node, q, name);
+	return lq_map_find(&q->node_by_name, lq_hash(&q->node_by_name, name, strlen(name)), same_node, q, name);
 }
 
 /* ---- network.json ---------------------------------------------------- */
@@ -222,7 +222,7 @@ static int add_node(struct lqos *q, const struct json_member *m, int parent, int
 	char a[MSG_QUOTE_BUF];
 	struct lq_node *n;
 	long dup;
-	__u32 h = lq_hash(m->key, strlen(m->key));
+	__u32 h = lq_hash(&q->node_by_name, m->key, strlen(m->key));
 	unsigned idx = q->nnodes;
 
 	if (v->type != JSON_OBJECT)
@@ -540,7 +540,7 @@ static int same_as_circuit(struct lqos *q, const struct lq_row *r, const struct 
 static int row_circuit(struct lqos *q, const struct lq_row *r, unsigned *ci)
 {
 	const char *id = r->v[COL_CIRCUIT_ID];
-	__u32 h = lq_hash(id, strlen(id));
+	__u32 h = lq_hash(&q->circ_by_id, id, strlen(id));
 	long at = lq_map_find(&q->circ_by_id, h, same_circuit, q, id);
 	struct lq_circuit *c;
 
@@ -630,7 +630,7 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 
 	if (parse_prefix(q, r, col, word, &p))
 		return -1;
-	h = lq_hash(&p, sizeof(p));
+	h = lq_hash(&q->addr_by_prefix, &p, sizeof(p));
 	/* a prefix claimed again is kept as a claim: which one the config
 	 * gets is decided once the classes are in order (resolve_claims) */
 	dup = lq_map_find(&q->addr_by_prefix, h, same_prefix, q, &p);
@@ -949,6 +949,9 @@ int lqos_parse(struct lqos *q, const struct lqos_text *csv, const struct lqos_te
 {
 	q->csv_name = csv->name;
 	q->json_name = json->name;
+	if (lq_map_seed(&q->node_by_name) || lq_map_seed(&q->circ_by_id) ||
+	    lq_map_seed(&q->addr_by_prefix) || lq_map_seed(&q->prev_by_key))
+		return lq_err(q, csv->name, 0, "no random bytes for the hash: %s", strerror(errno));
 	q->defrate = 1000000;	/* the default class's guarantee: 1 Mbit/s */
 	if (prev) {
 		q->prev_name = prev->name;

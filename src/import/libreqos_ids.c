@@ -130,7 +130,7 @@ static __u32 class_line(const char *line, const char *eol)
  * useless (its ids stay reserved all the same: lqos_reserve_prev). */
 static int add_prev(struct lqos *q, char *key, __u32 classid)
 {
-	__u32 h = lq_hash(key, strlen(key));
+	__u32 h = lq_hash(&q->prev_by_key, key, strlen(key));
 	long at = lq_map_find(&q->prev_by_key, h, same_key, q, key);
 
 	if (at >= 0) {
@@ -204,6 +204,6 @@ __u32 lqos_prev_id(const struct lqos *q, char kind, const char *raw)
 		return 0;
 	key[0] = kind;
 	lqos_comment_text(raw, key + 1, sizeof(key) - 1);
-	at = lq_map_find(&q->prev_by_key, lq_hash(key, strlen(key)), same_key, q, key);
+	at = lq_map_find(&q->prev_by_key, lq_hash(&q->prev_by_key, key, strlen(key)), same_key, q, key);
 	return at < 0 || q->prev[at].ambiguous ? 0 : q->prev[at].classid;
 }

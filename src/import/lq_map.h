@@ -18,12 +18,17 @@ struct lq_slot {
 struct lq_map {
 	struct lq_slot *slot;
 	__u32 cap, n;
+	__u64 key[2];		/* lq_hash's; random from lq_map_seed */
 };
 
 /* Whether entry idx of arg's array has key. */
 typedef bool (*lq_same_fn)(const void *arg, __u32 idx, const void *key);
 
-__u32 lq_hash(const void *key, size_t len);
+/* A hash of key keyed by m's random key (lq_map_seed, before the first
+ * lq_hash; unseeded, the key is 0): a file's keys cannot be crafted to
+ * collide. */
+__u32 lq_hash(const struct lq_map *m, const void *key, size_t len);
+int lq_map_seed(struct lq_map *m);
 /* The index under key (hash h), or -1. */
 long lq_map_find(const struct lq_map *m, __u32 h, lq_same_fn same, const void *arg,
 		 const void *key);

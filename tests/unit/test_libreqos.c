@@ -11,6 +11,7 @@
 #include "import/csv.h"
 #include "import/json.h"
 #include "import/libreqos.h"
+#include "import/lq_map.h"
 
 /* ---- CSV ---------------------------------------------------------------- */
 
@@ -503,4 +504,51 @@ Test(lqos, prefix_text_as_inet_ntop)
 			cr_log_error("%s, wanted %s", got, want);
 	}
 	cr_assert_eq(bad, 0);
+}
+
+/* The index's hash is keyed: ids that all collide in FNV-1a's low 10 bits
+ * (52b6d7f's hash; a map of 1024 slots probed them one after another,
+ * quadratic over a file of them) spread over a seeded map, and two seeded
+ * maps hash a key differently. */
+static bool same_id(const void *arg, __u32 idx, const void *key)
+{
+	return !strcmp(((const char *const *)arg)[idx], key);
+}
+
+Test(lqos, map_hash_is_keyed)
+{
+	static char ids[64][16];
+	const char *ptr[64];
+	struct lq_map m = { 0 }, other = { 0 };
+	unsigned n = 0, longest = 0;
+
+	for (unsigned k = 0; n < 64; k++) {
+		__u32 h = 2166136261u;
+
+		snprintf(ids[n], sizeof(ids[n]), "c%u", k);
+		for (const char *c = ids[n]; *c; c++)
+			h = (h ^ (unsigned char)*c) * 16777619u;
+		if (!(h & 1023))
+			ptr[n] = ids[n], n++;
+	}
+	cr_assert(!lq_map_seed(&m) && !lq_map_seed(&other));
+	cr_assert_neq(lq_hash(&m, "c1", 2), lq_hash(&other, "c1", 2));
+	for (unsigned i = 0; i < n; i++) {
+		__u32 h = lq_hash(&m, ptr[i], strlen(ptr[i]));
+
+		cr_assert_eq(lq_map_find(&m, h, same_id, ptr, ptr[i]), -1);
+		cr_assert_eq(lq_map_add(&m, h, i), 0);
+	}
+	for (unsigned s = 0; s < m.cap; s++) {
+		unsigned d;
+
+		if (!m.slot[s].idx1)
+			continue;
+		d = (s - (m.slot[s].hash & (m.cap - 1))) & (m.cap - 1);
+		longest = d > longest ? d : longest;
+		cr_assert_eq(lq_map_find(&m, m.slot[s].hash, same_id, ptr, ptr[m.slot[s].idx1 - 1]),
+			     m.slot[s].idx1 - 1);
+	}
+	cr_assert_lt(longest, 16, "a key %u slots from its own among %u keys in %u", longest, n, m.cap);
+	lq_map_free(&m);
 }
