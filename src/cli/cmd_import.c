@@ -128,6 +128,18 @@ static int check_libreqos_opts(const struct ctx *ctx, const struct lq_opts *o, s
 	return 0;
 }
 
+int libreqos_take_opts(const struct ctx *ctx, int *argc, char **argv, struct lqos *q,
+		       const char **keep_ids, bool *given)
+{
+	struct lq_opts o = { 0 };
+
+	if (take_libreqos_opts(ctx, argc, argv, &o) || check_libreqos_opts(ctx, &o, q))
+		return -1;
+	*keep_ids = o.keep_ids;
+	*given = o.upload_dev || o.keep_ids || o.root_mbps;
+	return 0;
+}
+
 /* What was written: a line on stderr, or with -j and -o an object on
  * stdout (without -o stdout is the config itself). */
 static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const char *file)
@@ -164,10 +176,11 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
 {
 	struct lqos q = { 0 };
-	struct lq_opts o = { 0 };
+	const char *keep_ids;
+	bool given;
 	int rc;
 
-	if (take_libreqos_opts(ctx, &argc, argv, &o) || check_libreqos_opts(ctx, &o, &q))
+	if (libreqos_take_opts(ctx, &argc, argv, &q, &keep_ids, &given))
 		return EXIT_USAGE;
 	if (argc < 3) {
 		p_err(ctx, "import libreqos needs ShapedDevices.csv and network.json");
@@ -180,7 +193,7 @@ static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const c
 		      msg_quote(v, sizeof(v), argv[3]));
 		return EXIT_USAGE;
 	}
-	if (lqos_read_files(ctx, &q, argv[1], argv[2], o.keep_ids)) {
+	if (lqos_read_files(ctx, &q, argv[1], argv[2], keep_ids)) {
 		lqos_free(&q);
 		return EXIT_FAIL;
 	}
