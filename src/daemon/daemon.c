@@ -16,6 +16,11 @@
  * nothing. A bad file is reported and the tree in force stays; the daemon
  * keeps the text of the last tree it applied, and re-attaches that one
  * when the file on disk is bad.
+ *
+ * With libreqos CSV JSON (daemon/feed.c) the daemon also writes FILE: a
+ * change of LibreQoS's files is imported with FILE's class ids kept,
+ * written to FILE and applied at once; a bad import leaves both FILE and
+ * the tree in force (docs/loader.md "LibreQoS feed").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -421,16 +426,28 @@ static void feed_failed(struct daemon *d, const char *why)
 	metrics_server_note_import(&d->metrics, false, 0);
 }
 
+/* The imported text parses as FILE would; quietly: its warnings are the
+ * reload's to print (a 10,000-circuit import has 223). Its errors are
+ * printed (FILE:LINE) by a second parse when there are any. */
+static bool import_valid(const struct daemon *d, const struct text *t)
+{
+	struct htb_config cfg;
+	int rc = config_parse_string(t->buf, t->len, d->o->config, &cfg, NULL);
+
+	config_free(&cfg);
+	return rc == 0 || text_valid(d, t);
+}
+
 /* An imported text t checked as FILE would be (the importer's own
- * output, so a failure here is a bug of ours, said as FILE:LINE), then
- * written to FILE unless FILE holds it already. 0: FILE holds t. */
+ * output, so a failure here is a bug of ours), then written to FILE
+ * unless FILE holds it already. 0: FILE holds t. */
 static int feed_put(struct daemon *d, const struct text *t)
 {
 	struct feed_text ft = { .buf = t->buf, .len = t->len };
 	struct text now = { 0 };
 	bool same;
 
-	if (!text_same(t, &d->good) && !text_valid(d, t)) {
+	if (!text_same(t, &d->good) && !import_valid(d, t)) {
 		feed_failed(d, "the imported config is not valid (above)");
 		return -1;
 	}
