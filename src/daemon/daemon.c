@@ -419,11 +419,18 @@ static void file_changed(struct daemon *d)
 
 /* ---- the LibreQoS feed ---- */
 
+/* A bad import: the log, /metrics and systemd's STATUS= line say so
+ * (`systemctl status` shows it until the next change is applied). */
 static void feed_failed(struct daemon *d, const char *why)
 {
+	char msg[PATH_MAX + 1200];
+
 	p_warn(d->ctx, "daemon: import not applied: %s; the tree in force and %s stay",
 	       why, d->o->config);
 	metrics_server_note_import(&d->metrics, false, 0);
+	snprintf(msg, sizeof(msg), "STATUS=shaping %s with %s (the last import failed: %s)",
+		 d->o->ifname, d->o->config, why);
+	notify_send(msg);
 }
 
 /* The imported text parses as FILE would; quietly: its warnings are the

@@ -131,10 +131,12 @@ static bool unchanged(struct feed *f)
 static int write_text(struct lqos *q, struct feed_text *t)
 {
 	FILE *m = open_memstream(&t->buf, &t->len);
+	int rc;
 
 	if (!m)
 		return -1;
-	if (lqos_write(q, m) | fclose(m)) {
+	rc = lqos_write(q, m);
+	if (fclose(m) || rc) {	/* fclose first: it sets t->buf */
 		free(t->buf);
 		t->buf = NULL;
 		return -1;

@@ -8,10 +8,10 @@
 # traffic to every circuit across the switch is counted, packet by packet,
 # in its circuit's class (none lost, none elsewhere); a bad file (JSON
 # syntax, a column missing, an unknown Parent Node) keeps the tree in force
-# and the config byte for byte, says FILE:LINE in the log and
-# htbctl_import_ok 0 in /metrics, and the next good file is taken; a CRM
-# that writes the CSV and then the JSON gets one import of the pair; the
-# unit for it passes systemd-analyze verify.
+# and the config byte for byte, says FILE:LINE in the log, in systemd's
+# STATUS= and htbctl_import_ok 0 in /metrics, and the next good file is
+# taken; a CRM that writes the CSV and then the JSON gets one import of
+# the pair; the systemd drop-in for it passes systemd-analyze verify.
 
 PORT=9141	# /metrics, in the case's own namespace
 
@@ -58,9 +58,12 @@ put() { cat > "$tmp/$1.new" && mv "$tmp/$1.new" "$tmp/$1"; }
 
 # spawn_daemon: the daemon on $tmp/c.ini fed by the pair in $tmp, its
 # output in $tmp/log, until the config's first import is in force
-dpid=
+dpid= rpid=
 spawn_daemon() {
-	nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
+	"$OUT/tests/tools/notifyrecv" "$tmp/notify.sock" 60 > "$tmp/notify" 2>&1 &
+	rpid=$!
+	wait_for 5 test -S "$tmp/notify.sock" || fail "no notify socket: $(oneline "$tmp/notify")"
+	NOTIFY_SOCKET=$tmp/notify.sock nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
 		libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --root-mbps 2000/2000 \
 		--no-qdisc --metrics "127.0.0.1:$PORT" >> "$tmp/log" 2>&1 &
 	dpid=$!
@@ -68,7 +71,10 @@ spawn_daemon() {
 }
 teardown() {
 	[ -z "${KEEP_LOG:-}" ] || cp "$tmp/log" "/tmp/lv-$RANDOM.log"
-	[ -z "$dpid" ] || { kill "$dpid"; wait "$dpid"; } 2> /dev/null
+	local p
+	for p in $dpid $rpid; do
+		{ kill "$p"; wait "$p"; } 2> /dev/null
+	done
 	return 0
 }
 alive() { kill -0 "$dpid" 2> /dev/null || fail "the daemon exited: $(oneline "$tmp/log")"; }
@@ -246,6 +252,8 @@ test_a_bad_file_keeps_the_tree_and_the_config() {
 		cmp -s "$tmp/tree.now" "$tmp/tree.first" ||
 			fail "$kind: the tree in force changed: $(diff "$tmp/tree.first" "$tmp/tree.now" | head -4 | tr '\n' ' ')"
 		in_force c6 || fail "$kind: circuit 6 is not in force"
+		grep -F "$line" "$tmp/notify" | grep -q "STATUS=shaping $SND_IF with $tmp/c.ini (the last import failed: " ||
+			fail "$kind: systemd's STATUS= does not say it: $(tail -c 300 "$tmp/notify")"
 	done
 	# the next good pair is taken again
 	lq_json > "$tmp/network.json"
