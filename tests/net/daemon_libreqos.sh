@@ -14,6 +14,7 @@
 # the pair; the systemd drop-in for it passes systemd-analyze verify.
 
 PORT=9141	# /metrics, in the case's own namespace
+JSON=network.json	# network.json's path below $tmp
 
 # lq_json [EXTRA_AP]: network.json with AP_A and AP_B (and EXTRA_AP)
 lq_json() {
@@ -64,7 +65,7 @@ spawn_daemon() {
 	rpid=$!
 	wait_for 5 test -S "$tmp/notify.sock" || fail "no notify socket: $(oneline "$tmp/notify")"
 	NOTIFY_SOCKET=$tmp/notify.sock nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
-		libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --root-mbps 2000/2000 \
+		libreqos "$tmp/ShapedDevices.csv" "$tmp/$JSON" --root-mbps 2000/2000 \
 		--no-qdisc --metrics "127.0.0.1:$PORT" >> "$tmp/log" 2>&1 &
 	dpid=$!
 	wait_for 10 in_force c1 || fail "the daemon did not load: $(oneline "$tmp/log")"
@@ -266,20 +267,30 @@ test_a_bad_file_keeps_the_tree_and_the_config() {
 	alive
 }
 
-# A CRM that writes the CSV and, 0.5 s later, the JSON it needs (a new AP
-# the CSV names): the daemon waits until both are quiet and imports the
-# pair once; the CSV alone would have failed.
+# A CRM that writes the CSV (renamed over it) and then the JSON it needs
+# (a new AP the CSV names) in place, in two writes 0.5 s apart, the first
+# 0.7 s after the CSV: the CSV's quiet second ends between them, with the
+# JSON half written. The daemon waits until both files are quiet and
+# imports the pair once. The JSON is in a directory of its own, so the
+# CSV's watch sees none of its events: only the rule that both watches be
+# quiet holds the import back (without it: an import of the half JSON,
+# which fails).
 test_a_pair_written_one_after_the_other_is_one_import() {
-	lq_json > "$tmp/network.json"
+	JSON=j/network.json
+	mkdir -m 755 "$tmp/j"
+	lq_json > "$tmp/$JSON"
 	lq_csv 4 > "$tmp/ShapedDevices.csv"
 	spawn_daemon
+	lq_json AP_C > "$tmp/json.new"
 	{ lq_csv 4; lq_row 5 100 AP_C; } | put ShapedDevices.csv
+	sleep 0.7
+	head -c 100 "$tmp/json.new" > "$tmp/$JSON"
 	sleep 0.5
-	lq_json AP_C | put network.json
+	tail -c +101 "$tmp/json.new" >> "$tmp/$JSON"
 	wait_for 10 in_force c5 || fail "circuit 5 not in force: $(oneline "$tmp/log")"
+	grep -q 'import not applied' "$tmp/log" && fail "an import of the half-written pair: $(oneline "$tmp/log")"
 	[ "$(grep -c 'daemon: imported' "$tmp/log")" = 2 ] ||
 		fail "$(grep -c 'daemon: imported' "$tmp/log") imports, wanted 2 (the start's and the pair's)"
-	grep -q 'import not applied' "$tmp/log" && fail "a failed import: $(oneline "$tmp/log")"
 	metric_is htbctl_import_failures_total 0 || fail "failures $(metric htbctl_import_failures_total)"
 }
 
