@@ -294,6 +294,35 @@ test_a_pair_written_one_after_the_other_is_one_import() {
 	metric_is htbctl_import_failures_total 0 || fail "failures $(metric htbctl_import_failures_total)"
 }
 
+# A bad file at the daemon's start (a restart, a boot): the import fails,
+# said once, and the daemon starts with its config as the last good
+# import left it; without a config it does not start.
+test_a_bad_file_at_start_starts_with_the_config() {
+	lq_json > "$tmp/network.json"
+	lq_csv 4 > "$tmp/ShapedDevices.csv"
+	spawn_daemon
+	kill "$dpid"; wait "$dpid" 2> /dev/null; dpid=
+	kill "$rpid"; wait "$rpid" 2> /dev/null; rpid=
+	cp -p "$tmp/c.ini" "$tmp/c.ini.first"
+	bad parent > "$tmp/line"
+	: > "$tmp/log"
+	rm -f "$tmp/notify.sock"
+	spawn_daemon
+	grep -F "$(cat "$tmp/line")" "$tmp/log" | grep -q "import not applied: " || fail "the log: $(oneline "$tmp/log")"
+	cmp -s "$tmp/c.ini" "$tmp/c.ini.first" || fail "the config changed"
+	wait_for 5 said_ready || fail "no READY=1: $(oneline "$tmp/notify")"
+	alive
+	kill "$dpid"; wait "$dpid" 2> /dev/null; dpid=
+	rm "$tmp/c.ini"
+	rc=0
+	nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
+		libreqos "$tmp/ShapedDevices.csv" "$tmp/network.json" --no-qdisc > "$tmp/log2" 2>&1 || rc=$?
+	[ "$rc" = 1 ] && grep -q "was not put in force" "$tmp/log2" ||
+		fail "exit $rc without a config: $(oneline "$tmp/log2")"
+	[ ! -e "$tmp/c.ini" ] || fail "a config was written from a bad import"
+}
+said_ready() { grep -q 'READY=1' "$tmp/notify"; }
+
 # A directory busy with other files (LibreQoS writes its own beside them)
 # wakes the watch, but files that did not change are not imported again.
 test_other_files_changing_import_nothing() {
