@@ -188,6 +188,8 @@ install: $(OUTPUT)/htbctl $(OUTPUT)/htbctl.8 $(OUTPUT)/htbctl.bash
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/htbctl.8
 	$(Q)sed 's|/usr/sbin/htbctl|$(PREFIX)/sbin/htbctl|g' systemd/htbctl@.service > $(OUTPUT)/htbctl@.service
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl@.service $(DESTDIR)$(UNITDIR)/htbctl@.service
+	$(Q)sed 's|/usr/sbin/htbctl|$(PREFIX)/sbin/htbctl|g' systemd/htbctl-libreqos.conf > $(OUTPUT)/htbctl-libreqos.conf
+	$(Q)install -D -m 0644 $(OUTPUT)/htbctl-libreqos.conf $(DESTDIR)$(PREFIX)/share/htbctl/htbctl-libreqos.conf
 	$(Q)install -d -m 0755 $(DESTDIR)/etc/htbctl
 	$(Q)install -D -m 0644 $(OUTPUT)/htbctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/htbctl
 

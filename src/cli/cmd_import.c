@@ -162,6 +162,18 @@ static int check_libreqos_opts(const struct ctx *ctx, const struct lq_opts *o, s
 	return parse_gen_pn(ctx, o->gen_pn, &q->gen_pn);
 }
 
+int libreqos_take_opts(const struct ctx *ctx, int *argc, char **argv, struct lqos *q,
+		       const char **keep_ids, bool *given)
+{
+	struct lq_opts o = { 0 };
+
+	if (take_libreqos_opts(ctx, argc, argv, &o) || check_libreqos_opts(ctx, &o, q))
+		return -1;
+	*keep_ids = o.keep_ids;
+	*given = o.upload_dev || o.keep_ids || o.root_mbps || o.gen_pn || o.gen_pn_mbps || o.strict;
+	return 0;
+}
+
 /* What was written: a line on stderr, or with -j and -o an object on
  * stdout (without -o stdout is the config itself). */
 static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const char *file)
@@ -198,10 +210,11 @@ static void libreqos_summary(const struct ctx *ctx, const struct lqos *q, const 
 static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const char *file)
 {
 	struct lqos q = { 0 };
-	struct lq_opts o = { 0 };
+	const char *keep_ids;
+	bool given;
 	int rc;
 
-	if (take_libreqos_opts(ctx, &argc, argv, &o) || check_libreqos_opts(ctx, &o, &q))
+	if (libreqos_take_opts(ctx, &argc, argv, &q, &keep_ids, &given))
 		return EXIT_USAGE;
 	if (argc < 3) {
 		p_err(ctx, "import libreqos needs ShapedDevices.csv and network.json");
@@ -214,7 +227,7 @@ static int import_libreqos(const struct ctx *ctx, int argc, char **argv, const c
 		      msg_quote(v, sizeof(v), argv[3]));
 		return EXIT_USAGE;
 	}
-	if (lqos_read_files(ctx, &q, argv[1], argv[2], o.keep_ids)) {
+	if (lqos_read_files(ctx, &q, argv[1], argv[2], keep_ids)) {
 		lqos_free(&q);
 		return EXIT_FAIL;
 	}

@@ -2,7 +2,10 @@
 #ifndef HTBCTL_COMMANDS_H
 #define HTBCTL_COMMANDS_H
 
+#include <stdbool.h>
 #include "common/common.h"
+
+struct lqos;
 
 /* Each takes the arguments after the command word. Returns an exit code. */
 int do_load(const struct ctx *ctx, int argc, char **argv);
@@ -16,5 +19,13 @@ int do_simulate(const struct ctx *ctx, int argc, char **argv);
 int do_metrics(const struct ctx *ctx, int argc, char **argv);
 int do_top(const struct ctx *ctx, int argc, char **argv);
 int do_import(const struct ctx *ctx, int argc, char **argv);
+
+
+/* import libreqos's options (--upload-dev, --root-mbps, --keep-ids; one
+ * table in cmd_import.c, so the daemon's feed takes the same) stripped
+ * from argv into q and *keep_ids; *given: any of them. 0, or -1 with one
+ * line printed. */
+int libreqos_take_opts(const struct ctx *ctx, int *argc, char **argv, struct lqos *q,
+		       const char **keep_ids, bool *given);
 
 #endif

@@ -100,7 +100,7 @@ static const struct cmd cmds[] = {
 	  "Prints every class with its effective values (defaults resolved), "
 	  "indented by depth. Errors are FILE:LINE: message, exit status 1. "
 	  "Needs no privileges." },
-	{ "daemon", do_daemon, "dev IFACE config FILE [--no-qdisc] [--metrics ADDR:PORT [--metrics-classes inner|all|top:N]]",
+	{ "daemon", do_daemon, "dev IFACE config FILE [libreqos FILE FILE [--upload-dev IFACE] [--root-mbps DOWN/UP] [--generated-pn COUNT] [--generated-pn-mbps DOWN/UP] [--strict]] [--no-qdisc] [--metrics ADDR:PORT [--metrics-classes inner|all|top:N]]",
 	  "stay resident: apply FILE, re-apply it when it changes, keep IFACE shaped, share spare bandwidth by prio and quantum",
 	  "Loads FILE (or adopts an existing load), then reloads whenever FILE's "
 	  "text changes; a bad FILE is reported and the tree in force stays. Loads "
@@ -114,6 +114,13 @@ static const struct cmd cmds[] = {
 	  "http://ADDR:PORT/metrics (ADDR an IPv4 address, [IPv6] or nothing for "
 	  "127.0.0.1; each scrape a fresh reading of the maps), with the daemon's last "
 	  "reload result and time; --metrics-classes as for metrics. "
+	  "libreqos CSV JSON (LibreQoS's ShapedDevices.csv and network.json, with "
+	  "import libreqos's --upload-dev and --root-mbps): the daemon watches both "
+	  "files too; once a change has left them quiet for 1 s it imports them as "
+	  "import libreqos --keep-ids FILE does, writes FILE atomically and puts it in "
+	  "force, so untouched circuits keep their class, counters and tokens. A bad "
+	  "file is one log line (FILE:LINE) and htbctl_import_ok 0 in /metrics; FILE "
+	  "and the tree in force stay. SIGHUP imports them again first. "
 	  "Exits on SIGINT or SIGTERM, leaving IFACE shaped." },
 	{ "import", do_import, "dev IFACE | script FILE [dev NAME] | libreqos FILE FILE [--upload-dev IFACE] [--root-mbps DOWN/UP] [--generated-pn COUNT] [--generated-pn-mbps DOWN/UP] [--keep-ids FILE] [--strict] [-o FILE]",
 	  "turn a live kernel HTB tree (or a tc script, or LibreQoS's files) into an htbctl config",

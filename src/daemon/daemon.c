@@ -16,6 +16,11 @@
  * nothing. A bad file is reported and the tree in force stays; the daemon
  * keeps the text of the last tree it applied, and re-attaches that one
  * when the file on disk is bad.
+ *
+ * With libreqos CSV JSON (daemon/feed.c) the daemon also writes FILE: a
+ * change of LibreQoS's files is imported with FILE's class ids kept,
+ * written to FILE and applied at once; a bad import leaves both FILE and
+ * the tree in force (docs/loader.md "LibreQoS feed").
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,6 +36,7 @@
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/feed.h"
 #include "daemon/lock.h"
 #include "daemon/notify.h"
 #include "daemon/share_run.h"
@@ -80,6 +86,9 @@ struct daemon {
 	const struct daemon_metrics_opts *mo;
 	struct metrics_server metrics;	/* --metrics (daemon/metrics_server.c) */
 	struct notify_watchdog wd;	/* systemd's (daemon/notify.c) */
+	const struct feed_opts *fo;
+	struct feed feed;		/* libreqos CSV JSON (daemon/feed.c) */
+	bool feeding;
 	__u64 next_check;		/* daemon_now_ms of the next check */
 	struct text waiting;		/* applied once the global lock is free */
 	__u64 retry_ms;			/* when to try the lock again */
@@ -408,10 +417,105 @@ static void file_changed(struct daemon *d)
 	}
 }
 
+/* ---- the LibreQoS feed ---- */
+
+/* A bad import: the log, /metrics and systemd's STATUS= line say so
+ * (`systemctl status` shows it until the next change is applied). */
+static void feed_failed(struct daemon *d, const char *why)
+{
+	char msg[PATH_MAX + 1200];
+
+	p_warn(d->ctx, "daemon: import not applied: %s; the tree in force and %s stay",
+	       why, d->o->config);
+	metrics_server_note_import(&d->metrics, false, 0);
+	snprintf(msg, sizeof(msg), "STATUS=shaping %s with %s (the last import failed: %s)",
+		 d->o->ifname, d->o->config, why);
+	notify_send(msg);
+}
+
+/* The imported text parses as FILE would; quietly: its warnings are the
+ * reload's to print (a 10,000-circuit import has 223). Its errors are
+ * printed (FILE:LINE) by a second parse when there are any. */
+static bool import_valid(const struct daemon *d, const struct text *t)
+{
+	struct htb_config cfg;
+	int rc = config_parse_string(t->buf, t->len, d->o->config, &cfg, NULL);
+
+	config_free(&cfg);
+	return rc == 0 || text_valid(d, t);
+}
+
+/* An imported text t checked as FILE would be (the importer's own
+ * output, so a failure here is a bug of ours), then written to FILE
+ * unless FILE holds it already. 0: FILE holds t. */
+static int feed_put(struct daemon *d, const struct text *t)
+{
+	struct feed_text ft = { .buf = t->buf, .len = t->len };
+	struct text now = { 0 };
+	bool same;
+
+	if (!text_same(t, &d->good) && !import_valid(d, t)) {
+		feed_failed(d, "the imported config is not valid (above)");
+		return -1;
+	}
+	same = config_read_file(d->o->config, &now.buf, &now.len, NULL) == 0 && text_same(t, &now);
+	text_free(&now);
+	if (!same && feed_write(d->ctx, &d->feed, &ft)) {
+		feed_failed(d, "FILE cannot be written (above)");
+		return -1;
+	}
+	metrics_server_note_import(&d->metrics, true, d->feed.circuits);
+	return 0;
+}
+
+/* The feed's files changed (force: SIGHUP, the start): imported into
+ * FILE. 0: FILE holds the import, or neither file changed. */
+static int feed_to_file(struct daemon *d, bool force, struct text *t)
+{
+	struct feed_text ft;
+
+	t->buf = NULL;
+	switch (feed_import(d->ctx, &d->feed, force, &ft)) {
+	case FEED_SAME:
+		return 0;
+	case FEED_FAILED:
+		feed_failed(d, d->feed.err);
+		return -1;
+	case FEED_OK:
+		break;
+	}
+	t->buf = ft.buf;
+	t->len = ft.len;
+	if (feed_put(d, t) == 0)
+		return 0;
+	text_free(t);
+	return -1;
+}
+
+/* The files are quiet after a change: the import into FILE, and in force
+ * at once (FILE's own watch then finds the text in force and does
+ * nothing). */
+static void feed_changed(struct daemon *d)
+{
+	struct text t;
+
+	if (feed_to_file(d, false, &t) || !t.buf)
+		return;
+	if (!text_same(&t, &d->good) && !text_same(&t, &d->waiting))
+		apply(d, &t);
+	text_free(&t);
+}
+
 static void on_sighup(struct daemon *d)
 {
 	struct text t;
 
+	if (d->feeding) {
+		p_info(d->ctx, "daemon: SIGHUP: importing %s and %s again",
+		       d->fo->file[FEED_CSV], d->fo->file[FEED_JSON]);
+		feed_to_file(d, true, &t);
+		text_free(&t);
+	}
 	p_info(d->ctx, "daemon: SIGHUP: re-reading %s", d->o->config);
 	text_free(&d->candidate);
 	d->file = FILE_OK;	/* say again what is wrong with it */
@@ -525,6 +629,8 @@ static void check(struct daemon *d)
 	int ifindex;
 
 	watch_check(d->ctx, &d->w);
+	if (d->feeding)
+		feed_check(d->ctx, &d->feed);
 	if (!if_nametoindex(ifname)) {
 		if (!d->dev_gone)
 			p_warn(d->ctx, "daemon: %s is gone; waiting for it to come back", ifname);
@@ -559,15 +665,21 @@ static void read_signals(struct daemon *d)
  * or the sharing loop's next tick (to the ns: the loop runs every 10 ms). */
 static void wait_event(struct daemon *d)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[2 + FEED_FILES] = {
 		{ .fd = d->w.fd, .events = POLLIN },
 		{ .fd = d->sfd, .events = POLLIN },
 	};
 	__u64 now = htb_clock_ns(), until = d->next_check * 1000000;
+	__u64 feed_at = d->feeding ? feed_pending(&d->feed) : 0;
+	nfds_t n = 2;
 	struct timespec ts;
 
+	for (int i = 0; d->feeding && i < FEED_FILES; i++)
+		pfd[n++] = (struct pollfd){ .fd = d->feed.w[i].fd, .events = POLLIN };
 	if (d->w.pending && d->w.pending * 1000000 < until)
 		until = d->w.pending * 1000000;
+	if (feed_at && feed_at * 1000000 < until)
+		until = feed_at * 1000000;
 	if (d->waiting.buf && d->retry_ms * 1000000 < until)
 		until = d->retry_ms * 1000000;
 	for (int i = 0; i < 2; i++)
@@ -578,10 +690,13 @@ static void wait_event(struct daemon *d)
 	until = until > now ? until - now : 0;
 	ts.tv_sec = (time_t)(until / 1000000000);
 	ts.tv_nsec = (long)(until % 1000000000);
-	if (ppoll(pfd, 2, &ts, NULL) <= 0)
+	if (ppoll(pfd, n, &ts, NULL) <= 0)
 		return;
 	if (pfd[0].revents)
 		watch_read(&d->w);
+	for (nfds_t i = 2; i < n; i++)
+		if (pfd[i].revents)
+			watch_read(&d->feed.w[i - 2]);
 	if (pfd[1].revents)
 		read_signals(d);
 }
@@ -600,6 +715,8 @@ static void serve(struct daemon *d)
 			watch_timer_done(&d->w);
 			file_changed(d);
 		}
+		if (d->feeding && feed_ready(d->ctx, &d->feed, now, DAEMON_WRITER_MS))
+			feed_changed(d);
 		if (d->waiting.buf && now >= d->retry_ms)
 			apply(d, &d->waiting);
 		if (now >= d->next_check) {
@@ -623,6 +740,10 @@ static int start(struct daemon *d)
 	struct text t = { 0 };
 	int ifindex;
 
+	if (d->feeding) {	/* a failed import starts with FILE as it is */
+		feed_to_file(d, true, &t);
+		text_free(&t);
+	}
 	if (config_read_file(d->o->config, &t.buf, &t.len, stderr) == 0 &&
 	    put_in_force(d, &t, true) == 0) {
 		text_move(&d->good, &t);
@@ -665,6 +786,8 @@ static void daemon_close(struct daemon *d)
 	}
 	if (d->w.fd >= 0)
 		watch_close(&d->w);
+	if (d->feeding)
+		feed_close(&d->feed);
 	share_run_close(d->ctx, &d->share[0]);
 	share_run_close(d->ctx, &d->share[1]);
 	metrics_server_stop(&d->metrics);
@@ -693,22 +816,28 @@ static int daemon_open(struct daemon *d)
 	d->lock = daemon_lock(d->ctx, d->o->ifname);
 	if (d->lock < 0 || watch_open(d->ctx, d->o->config, &d->w))
 		return -1;
+	if (d->fo->file[FEED_CSV]) {
+		if (feed_open(d->ctx, &d->feed, d->fo, d->o->config))
+			return -1;
+		d->feeding = true;
+	}
 	/* the signals blocked first: the server's thread inherits the mask,
 	 * so SIGHUP, SIGINT and SIGTERM reach the signalfd, never that thread
 	 * (whose default action would end the process) */
 	if (signals_open(d))
 		return -1;
 	d->metrics.opts = d->mo->opts;
+	d->metrics.feed = d->feeding;
 	if (d->mo->on && metrics_server_start(d->ctx, &d->metrics, d->o->ifname, &d->mo->addr))
 		return -1;
 	return 0;
 }
 
 int daemon_run(const struct ctx *ctx, struct load_opts *o,
-	       const struct daemon_metrics_opts *mo)
+	       const struct daemon_metrics_opts *mo, const struct feed_opts *fo)
 {
-	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .lock = -1, .sfd = -1, .w.fd = -1,
-			    .lctx = *ctx };
+	struct daemon d = { .ctx = ctx, .o = o, .mo = mo, .fo = fo, .lock = -1, .sfd = -1,
+			    .w.fd = -1, .lctx = *ctx };
 	int rc;
 
 	d.lctx.tap = &d.tap;

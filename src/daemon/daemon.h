@@ -8,7 +8,9 @@
 #include "daemon/metrics_server.h"
 
 struct load_opts;
+struct feed_opts;
+/* fo->file[0] NULL: no LibreQoS feed (daemon/feed.h). */
 int daemon_run(const struct ctx *ctx, struct load_opts *o,
-	       const struct daemon_metrics_opts *mo);
+	       const struct daemon_metrics_opts *mo, const struct feed_opts *fo);
 
 #endif

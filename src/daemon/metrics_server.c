@@ -163,12 +163,41 @@ static void body_sent(void *cls)
 	free(b);
 }
 
+/* The feed's imports: what an alert on a CRM's bad file wants (the last
+ * result, its failures, the last success's time), for the one
+ * device the daemon shapes. */
+static void put_import(FILE *f, const char *ifname, const struct metrics_import *im)
+{
+	char *dev = metrics_label_value(ifname);
+
+	if (!dev)
+		return;
+	fprintf(f, "# HELP htbctl_import_ok Whether the daemon's last import of LibreQoS's "
+		"files succeeded (1), or failed (0: the tree in force and the config stayed; "
+		"the log says why, FILE:LINE).\n# TYPE htbctl_import_ok gauge\n"
+		"htbctl_import_ok{device=\"%s\"} %d\n", dev, !im->tried || im->last_ok);
+	fprintf(f, "# HELP htbctl_import_failures_total Imports of LibreQoS's files that "
+		"failed.\n# TYPE htbctl_import_failures_total counter\n"
+		"htbctl_import_failures_total{device=\"%s\"} %llu\n",
+		dev, (unsigned long long)im->failed);
+	fprintf(f, "# HELP htbctl_import_last_success_timestamp_seconds When an import of "
+		"LibreQoS's files last succeeded (0: not since the daemon started).\n"
+		"# TYPE htbctl_import_last_success_timestamp_seconds gauge\n"
+		"htbctl_import_last_success_timestamp_seconds{device=\"%s\"} %.3f\n",
+		dev, im->last_success);
+	fprintf(f, "# HELP htbctl_import_circuits Circuits of the last import that succeeded.\n"
+		"# TYPE htbctl_import_circuits gauge\nhtbctl_import_circuits{device=\"%s\"} %u\n",
+		dev, im->circuits);
+	free(dev);
+}
+
 /* The exposition, or 500 with why (the daemon's stderr has the line too). */
 static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connection *c)
 {
 	static const cookie_io_functions_t io = { .write = body_write };
 	struct metrics_opts o = m->opts;
 	struct metrics_daemon dm;
+	struct metrics_import im;
 	struct body *b = calloc(1, sizeof(*b));
 	struct MHD_Response *r;
 	FILE *f = NULL;
@@ -176,6 +205,7 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 
 	pthread_mutex_lock(&m->lock);
 	dm = m->dm;
+	im = m->imp;
 	pthread_mutex_unlock(&m->lock);
 	pthread_mutex_lock(&m->conns.lock);
 	dm.conns_deadline = m->conns.shut_deadline;
@@ -194,6 +224,8 @@ static enum MHD_Result serve_metrics(struct metrics_server *m, struct MHD_Connec
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
 	rc = metrics_write(m->ctx, m->ifname, &o, f);
+	if (!rc && m->feed)
+		put_import(f, m->ifname, &im);
 	if (fclose(f) || rc) {
 		body_done(m, b);
 		free(b);
@@ -286,6 +318,25 @@ void metrics_server_note_reattach(struct metrics_server *m, bool ok)
 		m->dm.reattaches_ok++;
 	else
 		m->dm.reattaches_failed++;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void metrics_server_note_import(struct metrics_server *m, bool ok, unsigned circuits)
+{
+	struct timespec ts;
+
+	if (!m->mhd)
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pthread_mutex_lock(&m->lock);
+	m->imp.tried = true;
+	m->imp.last_ok = ok;
+	if (ok) {
+		m->imp.last_success = ts.tv_sec + ts.tv_nsec / 1e9;
+		m->imp.circuits = circuits;
+	} else {
+		m->imp.failed++;
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 

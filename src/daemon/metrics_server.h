@@ -28,8 +28,18 @@ struct daemon_metrics_opts {
 	struct metrics_opts opts;
 };
 
+/* The LibreQoS feed's imports (daemon/feed.c), as the daemon noted them. */
+struct metrics_import {
+	__u64 failed;			/* since the daemon started */
+	bool tried, last_ok;
+	double last_success;		/* seconds since the epoch; 0: none */
+	unsigned circuits;		/* of the last import that succeeded */
+};
+
 struct metrics_server {
 	const struct ctx *ctx;
+	bool feed;			/* the daemon imports LibreQoS's files: imp shown */
+	struct metrics_import imp;	/* guarded by lock */
 	const char *ifname;
 	struct metrics_opts opts;
 	struct MHD_Daemon *mhd;		/* NULL: not serving */
@@ -52,6 +62,8 @@ int metrics_server_start(const struct ctx *ctx, struct metrics_server *m,
 void metrics_server_note(struct metrics_server *m, bool ok);
 /* A load after the attachment went (daemon.c's reattach) ended. */
 void metrics_server_note_reattach(struct metrics_server *m, bool ok);
+/* An import of the feed ended: ok, or failed (the tree in force stays). */
+void metrics_server_note_import(struct metrics_server *m, bool ok, unsigned circuits);
 void metrics_server_stop(struct metrics_server *m);
 
 #endif

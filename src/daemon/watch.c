@@ -50,6 +50,8 @@ int watch_open(const struct ctx *ctx, const char *path, struct watch *w)
 
 	memset(w, 0, sizeof(*w));
 	w->wd = -1;
+	w->quiet_ms = DAEMON_DEBOUNCE_MS;
+	w->max_ms = DAEMON_DEBOUNCE_MAX_MS;
 	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
 	snprintf(basebuf, sizeof(basebuf), "%s", path);
 	snprintf(w->dir, sizeof(w->dir), "%s", dirname(dirbuf));
@@ -106,9 +108,9 @@ static void one_event(struct watch *w, const struct inotify_event *ev)
 		file_event(w, ev);
 	if (!w->first_event)
 		w->first_event = now;
-	w->pending = now + DAEMON_DEBOUNCE_MS;
-	if (w->pending > w->first_event + DAEMON_DEBOUNCE_MAX_MS)
-		w->pending = w->first_event + DAEMON_DEBOUNCE_MAX_MS;
+	w->pending = now + w->quiet_ms;
+	if (w->pending > w->first_event + w->max_ms)
+		w->pending = w->first_event + w->max_ms;
 	w->last_event = now;
 }
 
@@ -149,10 +151,10 @@ void watch_check(const struct ctx *ctx, struct watch *w)
 			       "until it is back", w->dir);
 		}
 		/* look again soon: it may be on its way (mv new dir) */
-		w->pending = daemon_now_ms() + DAEMON_DEBOUNCE_MS;
+		w->pending = daemon_now_ms() + w->quiet_ms;
 		return;
 	}
 	p_info(ctx, "daemon: watching %s again (%s)", w->dir,
 	       had ? "it was replaced" : "it is back");
-	w->pending = daemon_now_ms() + DAEMON_DEBOUNCE_MS;
+	w->pending = daemon_now_ms() + w->quiet_ms;
 }

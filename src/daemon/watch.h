@@ -30,6 +30,7 @@ struct watch {
 	__u64 pending;			/* when to look at the file (0: no change seen) */
 	__u64 first_event;		/* since the file was last looked at (0: none) */
 	__u64 last_event;
+	unsigned quiet_ms, max_ms;	/* the debounce: DAEMON_DEBOUNCE_MS, _MAX_MS by default */
 	char dir[PATH_MAX];
 	char base[NAME_MAX + 1];	/* the file's name in it */
 };

@@ -204,7 +204,7 @@ static char *class_labels(const char *dev, const struct snapshot *sn, __u32 s)
 
 /* A label value as the format wants it (\, " and newline escaped),
  * malloc'ed. */
-static char *label_value(const char *v)
+char *metrics_label_value(const char *v)
 {
 	char *out = malloc(2 * strlen(v) + 1), *o = out;
 
@@ -286,7 +286,7 @@ struct dev_read {
 static char *dev_labels(const char *ifname, const struct htbctl_meta *m)
 {
 	const char *dir = meta_dir_name(m->dir);
-	char *dev = label_value(ifname), *buf = NULL;
+	char *dev = metrics_label_value(ifname), *buf = NULL;
 
 	if (dev && asprintf(&buf, "device=\"%s\"%s%s%s", dev, dir ? ",direction=\"" : "",
 			    dir ? dir : "", dir ? "\"" : "") < 0)

@@ -38,6 +38,10 @@ struct metrics_opts {
 
 #define METRICS_DEFAULT_INTERVAL_NS	(100 * 1000 * 1000ull)
 
+/* A label value as the exposition format wants it (\, " and newline
+ * escaped), malloc'ed; NULL: out of memory. */
+char *metrics_label_value(const char *v);
+
 /* "inner", "all" or "top:N" into o; 0, or -1 with one line printed. */
 int metrics_parse_classes(const struct ctx *ctx, const char *s, struct metrics_opts *o);
 /* The exposition of ifname's state on out; 0, or -1 with one line printed. */
