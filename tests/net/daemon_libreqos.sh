@@ -7,7 +7,7 @@
 # force with the untouched circuits' classes, counters and tokens kept;
 # traffic to every circuit across the switch is counted, packet by packet,
 # in its circuit's class (none lost, none elsewhere); a bad file (JSON
-# syntax, a column missing, an unknown Parent Node) keeps the tree in force
+# syntax, a column missing, a Min above its Max) keeps the tree in force
 # and the config byte for byte, says FILE:LINE in the log, in systemd's
 # STATUS= and htbctl_import_ok 0 in /metrics, and the next good file is
 # taken; a CRM that writes the CSV and then the JSON gets one import of
@@ -65,7 +65,7 @@ spawn_daemon() {
 	rpid=$!
 	wait_for 5 test -S "$tmp/notify.sock" || fail "no notify socket: $(oneline "$tmp/notify")"
 	NOTIFY_SOCKET=$tmp/notify.sock nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/c.ini" \
-		libreqos "$tmp/ShapedDevices.csv" "$tmp/$JSON" --root-mbps 2000/2000 \
+		libreqos "$tmp/ShapedDevices.csv" "$tmp/$JSON" --root-mbps 2000/2000 ${FEED_ARGS:-} \
 		--no-qdisc --metrics "127.0.0.1:$PORT" >> "$tmp/log" 2>&1 &
 	dpid=$!
 	wait_for 10 in_force c1 || fail "the daemon did not load: $(oneline "$tmp/log")"
@@ -224,8 +224,8 @@ bad() {
 	      echo 'network.json:3: expected '"':'"' after a member name' ;;
 	column) lq_csv 6 | sed '1s/Parent Node,//; 2,$s/,AP_[AB],/,/' | put ShapedDevices.csv
 		echo "ShapedDevices.csv:1: the header has no 'Parent Node' column" ;;
-	parent) lq_csv 6 | sed '3s/AP_B/AP_Z/' | put ShapedDevices.csv
-		echo "ShapedDevices.csv:3: Parent Node 'AP_Z' is not a node of" ;;
+	rate) lq_csv 6 | sed '3s/,10,10,100,100,$/,200,10,100,100,/' | put ShapedDevices.csv
+		echo "ShapedDevices.csv:3: Download Min Mbps '200' is above Download Max Mbps '100'" ;;
 	esac
 }
 test_a_bad_file_keeps_the_tree_and_the_config() {
@@ -239,7 +239,7 @@ test_a_bad_file_keeps_the_tree_and_the_config() {
 		fail "no success time: $(metric htbctl_import_last_success_timestamp_seconds)"
 	cp -p "$tmp/c.ini" "$tmp/c.ini.first"
 	tree "$tmp/tree.first"
-	for kind in json column parent; do
+	for kind in json column rate; do
 		lq_json > "$tmp/network.json"
 		line=$(bad $kind)
 		failures=$((failures + 1))
@@ -265,6 +265,29 @@ test_a_bad_file_keeps_the_tree_and_the_config() {
 	promtool check metrics < "$tmp/m" > "$tmp/p" 2>&1 || ! command -v promtool > /dev/null ||
 		fail "promtool: $(oneline "$tmp/p")"
 	alive
+}
+
+# What LibreQoS accepts with a warning (a Parent Node network.json lacks:
+# the row left out) the feed takes with that warning in the log; with
+# --strict it is a failed import, the tree in force kept.
+test_strict_refuses_what_libreqos_warns_of() {
+	lq_json > "$tmp/network.json"
+	lq_csv 4 > "$tmp/ShapedDevices.csv"
+	spawn_daemon
+	{ lq_csv 4; lq_row 5 100 AP_Z; } | put ShapedDevices.csv
+	wait_for 10 grep -q "Parent Node 'AP_Z' is not a node of" "$tmp/log" || fail "no warning: $(oneline "$tmp/log")"
+	wait_for 5 metric_is htbctl_import_ok 1 || fail "htbctl_import_ok $(metric htbctl_import_ok)"
+	in_force c5 && fail "circuit 5 is in force"
+	kill "$dpid"; wait "$dpid" 2> /dev/null; dpid=
+	kill "$rpid"; wait "$rpid" 2> /dev/null; rpid=
+	rm -f "$tmp/notify.sock"
+	lq_csv 4 > "$tmp/ShapedDevices.csv"
+	FEED_ARGS=--strict spawn_daemon
+	{ lq_csv 4; lq_row 5 100 AP_Z; } | put ShapedDevices.csv
+	wait_for 10 metric_is htbctl_import_ok 0 || fail "--strict: htbctl_import_ok $(metric htbctl_import_ok)"
+	grep "Parent Node 'AP_Z' is not a node of" "$tmp/log" | grep -q "import not applied" ||
+		fail "--strict: the log: $(oneline "$tmp/log")"
+	in_force c4 || fail "--strict: the tree in force changed"
 }
 
 # A CRM that writes the CSV (renamed over it) and then the JSON it needs
@@ -304,7 +327,7 @@ test_a_bad_file_at_start_starts_with_the_config() {
 	kill "$dpid"; wait "$dpid" 2> /dev/null; dpid=
 	kill "$rpid"; wait "$rpid" 2> /dev/null; rpid=
 	cp -p "$tmp/c.ini" "$tmp/c.ini.first"
-	bad parent > "$tmp/line"
+	bad rate > "$tmp/line"
 	: > "$tmp/log"
 	rm -f "$tmp/notify.sock"
 	spawn_daemon
