@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/bigmem.h"
 #include "common/common.h"
 #include "config/priv.h"
 
@@ -190,8 +191,8 @@ static void parse_free(struct cfg_parse *ps)
 {
 	for (__u32 i = 0; i < ps->nm; i++)
 		free(ps->m[i].cgroup_path);
-	free(ps->m);
-	free(ps->cls);
+	big_free(ps->m);
+	big_free(ps->cls);
 }
 
 int config_parse_string(const char *text, size_t len, const char *name,

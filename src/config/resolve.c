@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "config/priv.h"
 #include "common/units.h"
 
@@ -438,7 +439,7 @@ static int place_matches(struct cfg_parse *ps, struct htb_config *cfg,
 
 	if (!ps->nm)
 		return 0;
-	cfg->matches = calloc(ps->nm, sizeof(*cfg->matches));
+	cfg->matches = big_calloc(ps->nm, sizeof(*cfg->matches));
 	if (!cfg->matches)
 		return -1;
 	for (__u32 f = 0; f < cfg->nclasses; f++) {
@@ -598,7 +599,7 @@ static int fill_classes(struct resolve *rs)
 	cfg->major = rs->nmajors == 1 ? rs->ids[0].classid >> 16 : 0;
 	cfg->dev = ps->dev;
 	cfg->nclasses = n;
-	cfg->classes = calloc(n, sizeof(*cfg->classes));
+	cfg->classes = big_calloc(n, sizeof(*cfg->classes));
 	cfg->by_classid = malloc(n * sizeof(*cfg->by_classid));
 	if (!cfg->classes || !cfg->by_classid) {
 		cfg_error(&ps->diag, 0, "out of memory");

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <bpf/bpf.h>
 
+#include "common/bigmem.h"
 #include "loader/pins.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
@@ -21,7 +22,7 @@ int kv_push(struct kv *kv, const void *key, __u32 val)
 
 	if (kv->n == kv->cap) {
 		__u32 cap = kv->cap ? 2 * kv->cap : 64;
-		struct ent *v = realloc(kv->e, (size_t)cap * sizeof(*v));
+		struct ent *v = big_realloc(kv->e, cap, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -64,7 +65,7 @@ const struct ent *kv_find(const struct kv *kv, const void *key)
 
 void kv_free(struct kv *kv)
 {
-	free(kv->e);
+	big_free(kv->e);
 	kv->e = NULL;
 	kv->n = kv->cap = 0;
 }
@@ -83,7 +84,7 @@ void kv_sort(struct kv *kv)
 
 	for (__u32 i = 1; i < n && sorted; i++)
 		sorted = memcmp(src[i - 1].key, src[i].key, kv->ksize) <= 0;
-	if (!sorted && (tmp = malloc((size_t)n * sizeof(*tmp)))) {
+	if (!sorted && (tmp = big_calloc(n, sizeof(*tmp)))) {
 		dst = tmp;
 		for (int b = (int)kv->ksize - 1; b >= 0; b--) {
 			__u32 count[256] = { 0 }, pos = 0;
@@ -107,7 +108,7 @@ void kv_sort(struct kv *kv)
 		}
 		if (src != kv->e)
 			memcpy(kv->e, src, (size_t)n * sizeof(*src));
-		free(tmp);
+		big_free(tmp);
 	}
 	for (__u32 r = 0; r < n; r++) {
 		if (w && !memcmp(kv->e[w - 1].key, kv->e[r].key, kv->ksize))
@@ -121,7 +122,7 @@ void kv_sort(struct kv *kv)
 void plan_free(struct plan *p)
 {
 	free(p->slot);
-	free(p->conf);
+	big_free(p->conf);
 	for (int i = 0; i < HTB_NCLS; i++)
 		kv_free(&p->cls[i]);
 	memset(p, 0, sizeof(*p));
@@ -277,7 +278,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	p->capacity = capacity;
 	for (int c = 0; c < HTB_NCLS; c++)
 		p->cls[c].ksize = cls_desc[c].ksize;
-	p->conf = calloc(nslots ? nslots : 1, sizeof(*p->conf));
+	p->conf = big_calloc(nslots, sizeof(*p->conf));
 	if (!p->conf)
 		return -ENOMEM;
 
@@ -396,10 +397,10 @@ int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 		len += (size_t)cls[c].n * sizeof(struct ent);
 	}
 	nchunks = (__u32)((len + SHADOW_CHUNK - 1) / SHADOW_CHUNK);
-	buf = calloc(nchunks, SHADOW_CHUNK);
+	buf = big_calloc(nchunks, SHADOW_CHUNK);
 	keys = malloc((size_t)nchunks * sizeof(*keys));
 	if (!buf || !keys) {
-		free(buf);
+		big_free(buf);
 		free(keys);
 		return -ENOMEM;
 	}
@@ -430,7 +431,7 @@ int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 		unlink(tmp);
 	close(fd);
 out:
-	free(buf);
+	big_free(buf);
 	free(keys);
 	return rc;
 }
@@ -453,7 +454,7 @@ int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || info.type != BPF_MAP_TYPE_ARRAY ||
 	    info.value_size != SHADOW_CHUNK || !info.max_entries)
 		goto out;
-	buf = malloc((size_t)info.max_entries * SHADOW_CHUNK);
+	buf = big_calloc(info.max_entries, SHADOW_CHUNK);
 	if (!buf) {
 		rc = -ENOMEM;
 		goto out;
@@ -471,7 +472,7 @@ int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 		goto out;
 	off = sizeof(hdr);
 	for (int c = 0; c < HTB_NCLS; c++) {
-		cls[c].e = malloc((size_t)(hdr.n[c] ? hdr.n[c] : 1) * sizeof(struct ent));
+		cls[c].e = big_calloc(hdr.n[c], sizeof(struct ent));
 		if (!cls[c].e) {
 			rc = -ENOMEM;
 			goto out;
@@ -485,7 +486,7 @@ out:
 	if (rc)
 		for (int c = 0; c < HTB_NCLS; c++)
 			kv_free(&cls[c]);
-	free(buf);
+	big_free(buf);
 	close(fd);
 	return rc;
 }
