@@ -247,11 +247,28 @@ static int config_is_regular(struct cfg_diag *d, int fd)
 	return -1;
 }
 
-int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
+/* The first buffer holds the whole file as fstat saw it, and one byte
+ * more so that the read finding its end needs no growth: doubling from
+ * 64 KiB moved an 8.7 MB file through 8 reallocs. */
+static size_t first_cap(int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_size < 0 || (__u64)st.st_size >= CFG_MAX_FILE)
+		return 65536;
+	return (size_t)st.st_size + 1 > 65536 ? (size_t)st.st_size + 1 : 65536;
+}
+
+static char *grow_buf(char *buf, size_t cap, bool big)
+{
+	return big ? big_realloc(buf, cap, 1) : realloc(buf, cap);
+}
+
+static int read_file(const char *path, char **text, size_t *lenp, FILE *diag, bool big)
 {
 	struct cfg_diag d = { .out = diag, .name = path };
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, want;
 	int fd;
 
 	/* O_NONBLOCK: a FIFO without a writer would block open() (a daemon
@@ -264,6 +281,7 @@ int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
 	}
 	if (config_is_regular(&d, fd))
 		goto fail;
+	want = first_cap(fd);
 	for (;;) {
 		ssize_t n;
 
@@ -274,8 +292,8 @@ int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
 				cfg_error(&d, 0, "file too large (over %u MiB)", CFG_MAX_FILE >> 20);
 				goto fail;
 			}
-			cap = cap ? cap * 2 : 65536;
-			p = realloc(buf, cap);
+			cap = !cap ? want : cap * 2 < CFG_MAX_FILE ? cap * 2 : CFG_MAX_FILE;
+			p = grow_buf(buf, cap, big);
 			if (!p) {
 				cfg_error(&d, 0, "out of memory");
 				goto fail;
@@ -299,8 +317,21 @@ int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
 	return 0;
 fail:
 	close(fd);
-	free(buf);
+	if (big)
+		big_free(buf);
+	else
+		free(buf);
 	return -1;
+}
+
+int config_read_file(const char *path, char **text, size_t *lenp, FILE *diag)
+{
+	return read_file(path, text, lenp, diag, false);
+}
+
+int config_read_file_big(const char *path, char **text, size_t *lenp, FILE *diag)
+{
+	return read_file(path, text, lenp, diag, true);
 }
 
 int config_load(const char *path, struct htb_config *cfg, FILE *diag)

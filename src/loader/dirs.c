@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <net/if.h>
 
+#include "common/bigmem.h"
 #include "loader/loader.h"
 
 #define CHANGE_NEEDS	(NEED_NET_ADMIN | NEED_BPF | NEED_BPFFS)
@@ -244,7 +245,7 @@ static void dirs_free(struct dirs_run *d)
 	config_free(&d->down);
 	config_free(&d->up);
 	config_free(&d->cfg);
-	free(d->cfg_buf);
+	big_free(d->cfg_buf);
 }
 
 /* The options of one device's command. */

@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/bigmem.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
@@ -848,7 +849,7 @@ int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 	plan_free(&r.plan);
 	htbctl_bpf__destroy(r.skel);
 	config_free(&r.own);
-	free(r.cfg_buf);
+	big_free(r.cfg_buf);
 	session_close(&r.s);
 	return ret;
 }

@@ -436,6 +436,35 @@ out:
 	return rc;
 }
 
+/* Only chunk 0 (the header) is rewritten, in place: an element of an
+ * ARRAY map is replaced whole, so a reader sees the old tag or the new. */
+int shadow_retag(const char *ifname, __u64 old_tag, __u64 tag)
+{
+	unsigned char chunk[SHADOW_CHUNK];
+	struct shadow_hdr hdr;
+	char path[256];
+	__u32 key = 0;
+	int fd, rc = -EINVAL;
+
+	pin_path(ifname, PIN_SHADOW, path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &key, chunk)) {
+		rc = -errno;
+		goto out;
+	}
+	memcpy(&hdr, chunk, sizeof(hdr));
+	if (hdr.magic != SHADOW_MAGIC || hdr.ncls != HTB_NCLS || hdr.tag != old_tag)
+		goto out;
+	hdr.tag = tag;
+	memcpy(chunk, &hdr, sizeof(hdr));
+	rc = bpf_map_update_elem(fd, &key, chunk, BPF_EXIST) ? -errno : 0;
+out:
+	close(fd);
+	return rc;
+}
+
 int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 {
 	struct bpf_map_info info = { 0 };

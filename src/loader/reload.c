@@ -669,6 +669,28 @@ static int remove_old(struct reload_run *r)
 	return 0;
 }
 
+/* The shadow read was the maps' entries and this reload wrote none: it
+ * holds the new tree's entries already (an added or removed key, or a
+ * changed slot in either column, is in upd, del or lvl). */
+static bool classifiers_unchanged(const struct reload_run *r)
+{
+	if (!r->have_shadow)
+		return false;
+	for (int c = 0; c < HTB_NCLS; c++)
+		if (r->upd[c].n || r->del[c].n || r->lvl[c].n)
+			return false;
+	return true;
+}
+
+/* Shadow of the classifier maps under the new count: the old one
+ * retagged when it is still right, else written anew. */
+static int record_shadow(struct reload_run *r, __u64 tag)
+{
+	if (classifiers_unchanged(r) && shadow_retag(r->o->ifname, tag - 1, tag) == 0)
+		return 0;
+	return shadow_write(r->o->ifname, r->plan.cls, tag);
+}
+
 /* The generation just left behind takes the new tree too, and the shadow
  * records the classifier maps: the next reload reads less. */
 static int level_generations(struct reload_run *r)
@@ -682,7 +704,7 @@ static int level_generations(struct reload_run *r)
 		level = maps_put_cls(&r->maps, c, r->lvl[c].e, r->lvl[c].n) == 0;
 	m->reloads++;
 	snprintf(m->config, sizeof(m->config), "%s", r->o->config);
-	if (level && shadow_write(r->o->ifname, r->plan.cls, m->reloads) == 0)
+	if (level && record_shadow(r, m->reloads) == 0)
 		m->flags = (m->flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
 	rc = meta_write(r->meta_fd, m);
 	if (rc)
@@ -779,7 +801,7 @@ void loader_reload_free(struct reload_run *r)
 	if (r->maps_open)
 		maps_close(&r->maps);
 	config_free(&r->own);
-	free(r->cfg_buf);
+	big_free(r->cfg_buf);
 	session_close(&r->s);
 	free(r);
 }
