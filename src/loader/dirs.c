@@ -141,7 +141,8 @@ struct dirs_run {
 	const char *cfg_text;
 	size_t cfg_len;
 	struct htb_config cfg;		/* as parsed */
-	struct htb_config down, up;	/* each direction's tree */
+	struct htb_config up;		/* the upload's tree; the download's is cfg
+					 * (config_direction(DOWNLOAD) is a copy) */
 	char down_dev[IFNAMSIZ];	/* IFACE, or the ifb of its ingress */
 	const char *up_dev;		/* NULL: one direction */
 	const char *ingress_of;		/* IFACE when its ingress is shaped */
@@ -210,10 +211,10 @@ static int choose_devices(struct dirs_run *d)
 	return 0;
 }
 
+/* The upload's tree, when there is an upload (choose_devices first). */
 static int split_config(struct dirs_run *d)
 {
-	if (config_direction(&d->cfg, CONFIG_DIR_DOWNLOAD, &d->down) ||
-	    config_direction(&d->cfg, CONFIG_DIR_UPLOAD, &d->up)) {
+	if (d->up_dev && config_direction(&d->cfg, CONFIG_DIR_UPLOAD, &d->up)) {
 		p_err(d->ctx, "out of memory");
 		return -1;
 	}
@@ -242,7 +243,6 @@ static void dirs_free(struct dirs_run *d)
 	if (d->lock >= 0)
 		pins_unlock(d->lock, d->root_created);
 	d->lock = -1;
-	config_free(&d->down);
 	config_free(&d->up);
 	config_free(&d->cfg);
 	big_free(d->cfg_buf);
@@ -267,7 +267,7 @@ static int load_one_dir(struct dirs_run *d, int i, struct load_dir *ld)
 {
 	struct load_opts o;
 
-	ld->cfg = i ? &d->up : &d->down;
+	ld->cfg = i ? &d->up : &d->cfg;
 	ld->dir = i ? META_DIR_UPLOAD : META_DIR_DOWNLOAD;
 	ld->partner = i ? d->down_dev : d->up_dev;
 	ld->ingress_of = i ? NULL : d->ingress_of;
@@ -411,7 +411,7 @@ static int flip_dir(struct dirs_run *d, struct reload_run *r, const char *hook)
  * before both flips leaves both trees as they were. */
 static int reload_dirs(struct dirs_run *d)
 {
-	struct load_dir ld[2] = { { .cfg = &d->down, .dir = META_DIR_DOWNLOAD },
+	struct load_dir ld[2] = { { .cfg = &d->cfg, .dir = META_DIR_DOWNLOAD },
 				  { .cfg = &d->up, .dir = META_DIR_UPLOAD } };
 	struct load_opts o[2];
 	struct reload_run *r[2] = { NULL, NULL };

@@ -165,11 +165,22 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
  * parameters and copied, with the per-class fields (classid, depth, path,
  * flags) set as htb_conf_from_params sets them. Every 64th copy is checked
  * against a full computation; a mismatch turns the memo off.
+ * The table holds at most MEMO_MAX sets, and takes no more once half
+ * full: sized by the classes (2 x 100,392, 75 MB), each set it held was a
+ * fresh page; a config whose classes mostly differ gains nothing from it.
  */
+#define MEMO_MAX (1u << 14)
+
 struct memo {
 	struct htb_class_params key;	/* classid, depth, path, leaf zeroed */
 	struct htb_class_conf conf;
 	bool used;
+};
+
+struct memo_tab {
+	struct memo *e;		/* NULL: no memo */
+	__u32 size, used, reuse;
+	bool off;
 };
 
 static __u64 memo_hash(const struct htb_class_params *k)
@@ -188,16 +199,17 @@ static __u64 memo_hash(const struct htb_class_params *k)
 	return h;
 }
 
-static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
-		     const struct htb_class_params *cp, struct htb_class_conf *out,
-		     __u32 *reuse)
+static int conf_memo(struct memo_tab *t, const struct htb_class_params *cp,
+		     struct htb_class_conf *out)
 {
+	struct memo *tab = t->e;
+	__u32 tabsz = t->size;
 	struct htb_class_params k;
 	struct memo *m;
 	__u32 i;
 	int rc;
 
-	if (!tab || *off)
+	if (!tab || t->off)
 		return htb_conf_from_params(cp, out);
 	memcpy(&k, cp, sizeof(k));
 	k.classid = 0;
@@ -211,8 +223,9 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 	}
 	if (!m->used) {
 		rc = htb_conf_from_params(cp, out);
-		if (rc)
-			return rc;
+		if (rc || 2 * (t->used + 1) > tabsz)
+			return rc;	/* full: computed, not kept */
+		t->used++;
 		m->used = true;
 		memcpy(&m->key, &k, sizeof(k));
 		m->conf = *out;
@@ -225,14 +238,14 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 		out->path[d] = d < cp->depth ? cp->path[d] : HTB_NO_CLASS;
 	out->flags = (m->conf.flags & ~(HTB_CONF_VALID | HTB_CONF_LEAF)) |
 		     HTB_CONF_VALID | (cp->leaf ? HTB_CONF_LEAF : 0);
-	if ((++*reuse & 63) == 1) {
+	if ((++t->reuse & 63) == 1) {
 		struct htb_class_conf full;
 
 		rc = htb_conf_from_params(cp, &full);
 		if (rc)
 			return rc;
 		if (memcmp(&full, out, sizeof(full))) {
-			*off = true;
+			t->off = true;
 			*out = full;
 		}
 	}
@@ -266,9 +279,8 @@ int plan_main_major(const struct htb_config *cfg, __u32 *major, __u32 *top_minor
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity)
 {
-	struct memo *tab = NULL;
-	__u32 tabsz = 1, reuse = 0, top_minor;
-	bool memo_off = false;
+	struct memo_tab tab = { .size = 1 };
+	__u32 top_minor;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -282,9 +294,9 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	if (!p->conf)
 		return -ENOMEM;
 
-	while (tabsz < 2 * cfg->nclasses)
-		tabsz <<= 1;
-	tab = calloc(tabsz, sizeof(*tab));	/* NULL: no memo, still correct */
+	while (tab.size < 2 * cfg->nclasses && tab.size < MEMO_MAX)
+		tab.size <<= 1;
+	tab.e = calloc(tab.size, sizeof(*tab.e));	/* NULL: no memo, still correct */
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *cc = &cfg->classes[i];
 		struct htb_class_params cp;
@@ -311,20 +323,20 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		cp.flows = cc->is_leaf && cc->aqm.flows;
 		cp.target_ns = cc->aqm.target_ns;
 		cp.interval_ns = cc->aqm.interval_ns;
-		rc = conf_memo(tab, tabsz, &memo_off, &cp, &p->conf[slot[i]], &reuse);
+		rc = conf_memo(&tab, &cp, &p->conf[slot[i]]);
 		if (rc) {
-			free(tab);
+			free(tab.e);
 			return rc;
 		}
 		if (cc->is_leaf) {
 			rc = kv_push(&p->cls[HTB_CLS_PRIO], &cc->classid, slot[i]);
 			if (rc) {
-				free(tab);
+				free(tab.e);
 				return rc;
 			}
 		}
 	}
-	free(tab);
+	free(tab.e);
 	htb_conf_carries(p->conf, nslots);
 	for (__u32 i = 0; i < cfg->nmatches; i++) {
 		rc = add_match(p, &cfg->matches[i], slot[cfg->matches[i].class_idx]);

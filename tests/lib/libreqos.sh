@@ -30,7 +30,9 @@ lqos_generate() {	# DIR N [SEED]
 	function v6(    h1, h2, txt) {
 		h1 = 1 + int(n6 / 255); h2 = (1 + n6 % 255) * 256; n6++
 		if (rand() < 0.1) {
-			txt = "2001:db8:ffff:" hex(h1 * 256 + h2 / 256) "::1"
+			# one group while it fits (up to 65,025 IPv6 devices), then two
+			g = h1 * 256 + h2 / 256
+			txt = g <= 65535 ? "2001:db8:ffff:" hex(g) "::1" : "2001:db8:fffe:" hex(h1) ":" hex(h2 / 256) "::1"
 			ips = ips (ips == "" ? "" : ",") "\"" txt "/128\""
 			return txt
 		}
