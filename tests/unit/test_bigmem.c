@@ -29,6 +29,27 @@ static bool filled(const unsigned char *p, size_t n)
 	return true;
 }
 
+/* A block of n bytes, filled, grown (or shrunk) to m: what it held is
+ * still there and the rest reads zero. */
+static unsigned char *resized(unsigned char *p, size_t n, size_t m)
+{
+	p = big_realloc(p, m, 1);
+	cr_assert(p);
+	cr_expect(filled(p, n < m ? n : m));
+	if (m > n)
+		cr_expect(all_zero(p + n, m - n));
+	return p;
+}
+
+static unsigned char *filled_block(size_t n)
+{
+	unsigned char *p = big_calloc(n, 1);
+
+	cr_assert(p);
+	fill(p, n);
+	return p;
+}
+
 Test(bigmem, small_and_large_blocks_are_zeroed)
 {
 	unsigned char *s = big_calloc(100, 3), *l = big_calloc(BIG_MIN / 8 + 1, 8);
@@ -42,32 +63,14 @@ Test(bigmem, small_and_large_blocks_are_zeroed)
 
 Test(bigmem, a_mapping_grows_keeping_contents_and_zeroing_the_rest)
 {
-	size_t a = 2 * BIG_MIN + 123, b = 9 * BIG_MIN;
-	unsigned char *p = big_calloc(a, 1);
-
-	cr_assert(p);
-	fill(p, a);
-	p = big_realloc(p, b, 1);
-	cr_assert(p);
-	cr_expect(filled(p, a));
-	cr_expect(all_zero(p + a, b - a));
-	big_free(p);
+	big_free(resized(filled_block(2 * BIG_MIN + 123), 2 * BIG_MIN + 123, 9 * BIG_MIN));
 }
 
 Test(bigmem, growth_across_big_min_keeps_contents)
 {
-	unsigned char *p = big_calloc(1000, 1);
+	unsigned char *p = resized(filled_block(1000), 1000, 3 * BIG_MIN);
 
-	cr_assert(p);
-	fill(p, 1000);
-	p = big_realloc(p, 3 * BIG_MIN, 1);
-	cr_assert(p);
-	cr_expect(filled(p, 1000));
-	cr_expect(all_zero(p + 1000, 3 * BIG_MIN - 1000));
-	p = big_realloc(p, 500, 1);	/* and back below it */
-	cr_assert(p);
-	cr_expect(filled(p, 500));
-	big_free(p);
+	big_free(resized(p, 1000, 500));	/* and back below it */
 }
 
 /* A shrink that keeps the mapping, then a growth: what was cut off reads
@@ -75,17 +78,9 @@ Test(bigmem, growth_across_big_min_keeps_contents)
 Test(bigmem, shrink_then_grow_reads_zero)
 {
 	size_t a = 3 * BIG_MIN, c = 2 * BIG_MIN + 64;
-	unsigned char *p = big_calloc(a, 1);
+	unsigned char *p = resized(filled_block(a), a, c);
 
-	cr_assert(p);
-	fill(p, a);
-	p = big_realloc(p, c, 1);
-	cr_assert(p);
-	p = big_realloc(p, a, 1);
-	cr_assert(p);
-	cr_expect(filled(p, c));
-	cr_expect(all_zero(p + c, a - c));
-	big_free(p);
+	big_free(resized(p, c, a));
 }
 
 Test(bigmem, overflow_and_null)
