@@ -504,10 +504,13 @@ static int diff_generations(struct reload_run *r)
 	for (__u32 s = 0; s < r->nslots; s++) {
 		const struct htb_class_conf *have = s < r->hw ? &r->inactive[s] : &zero;
 		const struct htb_class_conf *now = s < r->hw ? &r->active[s] : &zero;
+		/* generations in sync are one array: compared once */
+		bool cdiff = memcmp(now, &r->plan.conf[s], sizeof(*now)) != 0;
+		bool wdiff = have == now ? cdiff : memcmp(have, &r->plan.conf[s], sizeof(*have)) != 0;
 
-		if (memcmp(have, &r->plan.conf[s], sizeof(*have)))
+		if (wdiff)
 			r->wslots[r->nw++] = s;
-		if (memcmp(now, &r->plan.conf[s], sizeof(*now)))
+		if (cdiff)
 			r->cslots[r->nc++] = s;
 	}
 	return 0;
