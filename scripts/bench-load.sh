@@ -20,12 +20,17 @@
 # default OUTPUT/htbctl), BENCH_RUNS (repeats per htbctl measurement, the
 # median is reported; default 3), BENCH_TC_MAX (skip tc above this many
 # leaves; default and at most 65279: tc -batch of 65279 takes minutes),
-# RESULTS (directory for a TSV copy of the table).
+# RESULTS (directory for a TSV copy of the table), BASE (a baseline
+# htbctl measured the same way in the same run: each size's row is
+# followed by its times and the ratio baseline / htbctl; default
+# /tmp/base/build/htbctl if it is there, "" for none).
 . "$(dirname "$0")/../tests/lib/common.sh"
 . tests/lib/netns.sh
 B=$HTBCTL
 RUNS=${BENCH_RUNS:-3}
 TC_MAX=${BENCH_TC_MAX:-65279}
+BASE=${BASE-/tmp/base/build/htbctl}
+[ -z "$BASE" ] || [ -x "$BASE" ] || BASE=
 [ "$TC_MAX" -le 65279 ] || TC_MAX=65279
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 65279 100000)
@@ -97,6 +102,34 @@ tsv=
 [ -n "${RESULTS:-}" ] && { mkdir -p "$RESULTS"; tsv=$RESULTS/bench-load.tsv
 	printf 'leaves\tclasses\thtbctl_load_ms\thtbctl_reload1_ms\thtbctl_bytes_per_class\ttc_batch_ms\ttc_change_ms\thtb_slab_kb_per_class\n' >"$tsv"; }
 
+# htbctl_times BIN: load, reload1 (the medians of RUNS runs, ms) into t_load
+# and t_rel, and the memory of the first run's maps into mem.
+htbctl_times() {
+	local b=$1 r t0 t1 loads=() reloads=()
+	mem=0
+	for r in $(seq "$RUNS"); do
+		t0=$(now_ns)
+		in_snd "$b" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc >/dev/null 2>"$tmp/err" ||
+			{ echo "bench-load: load failed: $(head -2 "$tmp/err")" >&2; exit 1; }
+		t1=$(now_ns)
+		loads+=("$(ms "$t0" "$t1")")
+		t0=$(now_ns)
+		in_snd "$b" reload dev "$SND_IF" config "$tmp/b.ini" >/dev/null 2>"$tmp/err" ||
+			{ echo "bench-load: reload failed: $(head -2 "$tmp/err")" >&2; exit 1; }
+		t1=$(now_ns)
+		reloads+=("$(ms "$t0" "$t1")")
+		# and back: the steady state (generations level, shadow current)
+		t0=$(now_ns)
+		in_snd "$b" reload dev "$SND_IF" config "$tmp/a.ini" >/dev/null 2>&1
+		t1=$(now_ns)
+		reloads+=("$(ms "$t0" "$t1")")
+		[ "$r" = 1 ] && mem=$(maps_memlock "$SND_IF")
+		in_snd "$b" unload dev "$SND_IF" >/dev/null 2>&1
+	done
+	t_load=$(printf '%s\n' "${loads[@]}" | median)
+	t_rel=$(printf '%s\n' "${reloads[@]}" | median)
+}
+
 for n in "${sizes[@]}"; do
 	scripts/gen-config.sh "$n" >"$tmp/a.ini" || exit 1
 	# one class changed: the first leaf's rate
@@ -105,29 +138,12 @@ for n in "${sizes[@]}"; do
 	chmod 644 "$tmp"/*.ini
 	classes=$(grep -c '^\[class ' "$tmp/a.ini")
 
-	loads=() reloads=() mem=0
-	for r in $(seq "$RUNS"); do
-		t0=$(now_ns)
-		in_snd "$B" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc >/dev/null 2>"$tmp/err" ||
-			{ echo "bench-load: load failed: $(head -2 "$tmp/err")" >&2; exit 1; }
-		t1=$(now_ns)
-		loads+=("$(ms "$t0" "$t1")")
-		t0=$(now_ns)
-		in_snd "$B" reload dev "$SND_IF" config "$tmp/b.ini" >/dev/null 2>"$tmp/err" ||
-			{ echo "bench-load: reload failed: $(head -2 "$tmp/err")" >&2; exit 1; }
-		t1=$(now_ns)
-		reloads+=("$(ms "$t0" "$t1")")
-		# and back: the steady state (generations level, shadow current)
-		t0=$(now_ns)
-		in_snd "$B" reload dev "$SND_IF" config "$tmp/a.ini" >/dev/null 2>&1
-		t1=$(now_ns)
-		reloads+=("$(ms "$t0" "$t1")")
-		[ "$r" = 1 ] && mem=$(maps_memlock "$SND_IF")
-		in_snd "$B" unload dev "$SND_IF" >/dev/null 2>&1
-	done
-	lm=$(printf '%s\n' "${loads[@]}" | median)
-	rm_=$(printf '%s\n' "${reloads[@]}" | median)
-	bpc=$((mem / classes))
+	htbctl_times "$B"
+	lm=$t_load rm_=$t_rel bpc=$((mem / classes))
+	base_line=
+	[ -n "$BASE" ] && htbctl_times "$BASE" &&
+		base_line=$(awk -v bl="$t_load" -v br="$t_rel" -v l="$lm" -v r="$rm_" -v b="$BASE" 'BEGIN {
+			printf "          baseline %s: load %.1f ms (%.2fx), reload1 %.1f ms (%.2fx)\n", b, bl, bl / l, br, br / r }')
 
 	tcb=- tcc=- kpc=- s1=- s2=-
 	if [ "$n" -le "$TC_MAX" ]; then
@@ -151,6 +167,7 @@ for n in "${sizes[@]}"; do
 	fi
 	printf '%-7s %8s | %10s %10s %9s %9s | %11s %10s %10s | %9s %9s\n' "$n" "$classes" "$lm" "$rm_" "$bpc" \
 		"$(awk -v m="$mem" 'BEGIN { printf "%.1f", m / 1048576 }')" "$tcb" "$tcc" "$kpc" "$s1" "$s2"
+	[ -n "$base_line" ] && printf '%s\n' "$base_line"
 	[ -n "$tsv" ] && printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$n" "$classes" "$lm" "$rm_" "$bpc" "$tcb" "$tcc" "$kpc" >>"$tsv"
 done
 echo "# reload1: one leaf's rate changed, then changed back (both directions counted)"

@@ -171,6 +171,9 @@ int config_load(const char *path, struct htb_config *cfg, FILE *diag);
 /* The whole file at path into *text (malloc'ed, not terminated), at most
  * 64 MiB; the problem as FILE:0: message on diag. */
 int config_read_file(const char *path, char **text, size_t *len, FILE *diag);
+/* The same into memory from big_calloc (common/bigmem.h; big_free it): a
+ * large file without the page faults of malloc's pages. */
+int config_read_file_big(const char *path, char **text, size_t *len, FILE *diag);
 /* The same from memory; name stands for the file in messages. text need
  * not be NUL-terminated. */
 int config_parse_string(const char *text, size_t len, const char *name,

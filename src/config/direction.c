@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "config/config.h"
 
 const char *config_dir_name(enum config_dir dir)
@@ -49,9 +50,9 @@ static int copy_arrays(const struct htb_config *cfg, struct htb_config *out)
 {
 	size_t nc = cfg->nclasses;
 
-	out->classes = malloc(nc * sizeof(*out->classes));
+	out->classes = big_calloc(nc, sizeof(*out->classes));
 	out->by_classid = malloc(nc * sizeof(*out->by_classid));
-	out->matches = cfg->nmatches ? malloc(cfg->nmatches * sizeof(*out->matches)) : NULL;
+	out->matches = cfg->nmatches ? big_calloc(cfg->nmatches, sizeof(*out->matches)) : NULL;
 	if (!out->classes || !out->by_classid || (cfg->nmatches && !out->matches))
 		return -1;
 	memcpy(out->classes, cfg->classes, nc * sizeof(*out->classes));

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/common.h"
 #include "config/priv.h"
 #include "common/units.h"
@@ -301,7 +302,7 @@ static bool grow(void **arr, __u32 *cap, __u32 need, size_t elem)
 	ncap = *cap ? *cap * 2 : 64;
 	while (ncap < need)
 		ncap *= 2;
-	p = realloc(*arr, (size_t)ncap * elem);
+	p = big_realloc(*arr, ncap, elem);
 	if (!p)
 		return false;
 	*arr = p;

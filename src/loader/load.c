@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/bigmem.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
@@ -50,7 +51,8 @@ struct load_run {
 	char *cfg_buf;				/* the file, when read here */
 	const char *cfg_text;
 	size_t cfg_len;
-	struct htb_config cfg;
+	struct htb_config own;		/* parsed here (no o->dir) */
+	const struct htb_config *cfg;	/* own, or o->dir's tree */
 	struct htbctl_bpf *skel;
 	struct maps maps;
 	struct plan plan;
@@ -199,16 +201,12 @@ static int parse_config(struct load_run *r)
 {
 	struct nlerr e = { 0 };
 
-	if (r->o->dir) {
-		/* parsed once for both directions (loader/dirs.c); a copy,
-		 * since the run frees its own */
-		if (config_direction(r->o->dir->cfg, CONFIG_DIR_DOWNLOAD, &r->cfg)) {
-			p_err(r->ctx, "out of memory");
-			return STEP_FAILED;
-		}
-	} else if (loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg)) {
+	/* parsed once for both directions (loader/dirs.c), and that tree
+	 * outlives the run: used as it is, not copied */
+	r->cfg = r->o->dir ? r->o->dir->cfg : &r->own;
+	if (!r->o->dir &&
+	    loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->own))
 		return STEP_FAILED;
-	}
 	if (r->ingress_of)
 		return STEP_DONE;	/* an ifb has one TX queue (ntxq stays 1) */
 	if (link_info(r->s.ifindex, &r->ntxq, &e)) {
@@ -234,10 +232,10 @@ static bool kernel_is_rt(void)
 /* The program and its maps, sized for the config; the verifier runs. */
 static int load_program(struct load_run *r)
 {
-	__u32 cap = loader_capacity(r->cfg.nclasses), major, top_minor;
+	__u32 cap = loader_capacity(r->cfg->nclasses), major, top_minor;
 	int rc;
 
-	if (plan_main_major(&r->cfg, &major, &top_minor)) {
+	if (plan_main_major(r->cfg, &major, &top_minor)) {
 		p_err(r->ctx, "out of memory");
 		return STEP_FAILED;
 	}
@@ -246,7 +244,7 @@ static int load_program(struct load_run *r)
 		p_err(r->ctx, "opening the BPF object: %s", strerror(errno));
 		return STEP_FAILED;
 	}
-	if (maps_size_skel(r->skel, cap, r->cfg.nkeys, top_minor)) {
+	if (maps_size_skel(r->skel, cap, r->cfg->nkeys, top_minor)) {
 		p_err(r->ctx, "sizing the BPF maps failed");
 		return STEP_FAILED;
 	}
@@ -291,7 +289,7 @@ static void warn_foreign_root(struct load_run *r)
 /* Config index i takes slot i; fq's parameters follow from the classes. */
 static int plan_maps(struct load_run *r)
 {
-	__u32 n = r->cfg.nclasses, *slot = malloc((size_t)(n ? n : 1) * sizeof(*slot));
+	__u32 n = r->cfg->nclasses, *slot = malloc((size_t)(n ? n : 1) * sizeof(*slot));
 	struct fq_demand dem;
 	int rc;
 
@@ -301,12 +299,12 @@ static int plan_maps(struct load_run *r)
 	}
 	for (__u32 i = 0; i < n; i++)
 		slot[i] = i;
-	rc = plan_build(&r->plan, &r->cfg, slot, n, r->m.capacity);
+	rc = plan_build(&r->plan, r->cfg, slot, n, r->m.capacity);
 	if (rc) {
 		p_err(r->ctx, "preparing the maps: %s", strerror(-rc));
 		return STEP_FAILED;
 	}
-	plan_fq_demand(&r->cfg, &dem);
+	plan_fq_demand(r->cfg, &dem);
 	fq_params_compute(&dem, &r->m.fq);
 	return STEP_DONE;
 }
@@ -325,7 +323,7 @@ static int fill_maps(struct load_run *r)
 {
 	const struct plan *p = &r->plan;
 	struct htb_runtime rt = {
-		.capacity = p->capacity, .hysteresis = r->cfg.dev.hysteresis,
+		.capacity = p->capacity, .hysteresis = r->cfg->dev.hysteresis,
 		.horizon_ns = (__u64)r->m.fq.horizon_us * 1000,
 	};
 	int rc;
@@ -385,7 +383,7 @@ static void meta_begin(struct load_run *r)
 	m->version = META_VERSION;
 	m->ifindex = r->s.ifindex;
 	snprintf(m->ifname, sizeof(m->ifname), "%s", r->o->ifname);
-	m->hiwater = r->cfg.nclasses;
+	m->hiwater = r->cfg->nclasses;
 	m->ntxq = r->ntxq;
 	snprintf(m->leaf_kind, sizeof(m->leaf_kind), "%s", r->leaf_kind);
 	m->loaded_at = (__u64)time(NULL);
@@ -824,11 +822,11 @@ int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 	r.leaf_kind = r.test_qdisc ? test_kind : "fq";
 	if (run_steps(&r) == 0) {
 		if (!o->quiet)
-			loader_print_loaded(ctx, o->ifname, &r.m, r.cfg.nclasses,
+			loader_print_loaded(ctx, o->ifname, &r.m, r.cfg->nclasses,
 					    ms_since(&t0));
 		/* two directions: loader/dirs.c says it once for both */
 		if (!o->quiet && (!o->dir || o->dir->dir == META_DIR_ONE) &&
-		    loader_tree_borrows(&r.cfg))
+		    loader_tree_borrows(r.cfg))
 			p_info(ctx, "note: spare bandwidth goes by prio and quantum while "
 			       "`htbctl daemon` runs for %s; without it borrowing classes "
 			       "share it first come, first served", o->ifname);
@@ -841,7 +839,7 @@ int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 		if (o->dir) {
 			if (o->dir->done)
 				*o->dir->done = r.m;
-			o->dir->nclasses = r.cfg.nclasses;
+			o->dir->nclasses = r.cfg->nclasses;
 		}
 	}
 	htbctl_redirect_bpf__destroy(r.redir);
@@ -850,8 +848,8 @@ int loader_load_one(const struct ctx *ctx, const struct load_opts *o)
 	qdisc_tree_free(&r.saved);
 	plan_free(&r.plan);
 	htbctl_bpf__destroy(r.skel);
-	config_free(&r.cfg);
-	free(r.cfg_buf);
+	config_free(&r.own);
+	big_free(r.cfg_buf);
 	session_close(&r.s);
 	return ret;
 }

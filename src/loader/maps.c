@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "common/bigmem.h"
 #include "loader/maps.h"
 #include "loader/maps_fill.h"
 #include "htb/sched.h"
@@ -699,7 +700,7 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 
 	if (n < 0)
 		return n;
-	e = calloc(n + extra ? n + extra : 1, sizeof(*e));
+	e = big_calloc((size_t)n + extra, sizeof(*e));
 	for (long i = 0; e && i < n; i++) {
 		memcpy(e[i].key, (char *)keys + i * ksize, ksize);
 		memcpy(e[i].val, ((struct htb_cls_val *)vals)[i].slot, sizeof(e[i].val));
@@ -713,7 +714,7 @@ long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **out)
 	if (extra)
 		n = dump_minor(m, e, n);
 	if (n < 0) {
-		free(e);
+		big_free(e);
 		return n;
 	}
 	*out = e;

@@ -113,8 +113,8 @@ int maps_init_minor(const struct maps *m);
  * classid, wherever maps.prio_major places it). */
 int maps_put_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);
 int maps_del_cls(const struct maps *m, enum htb_cls c, const struct ent *e, __u32 n);
-/* Every entry of classifier c, LPM keys normalized; *e malloc'ed. Returns
- * the count or -errno. */
+/* Every entry of classifier c, LPM keys normalized; *e from big_calloc
+ * (common/bigmem.h: big_free it). Returns the count or -errno. */
 long maps_dump_cls(const struct maps *m, enum htb_cls c, struct ent **e);
 int maps_get_runtime(const struct maps *m, struct htb_runtime *rt);
 int maps_set_runtime(const struct maps *m, const struct htb_runtime *rt);

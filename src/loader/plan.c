@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <bpf/bpf.h>
 
+#include "common/bigmem.h"
 #include "loader/pins.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
@@ -21,7 +22,7 @@ int kv_push(struct kv *kv, const void *key, __u32 val)
 
 	if (kv->n == kv->cap) {
 		__u32 cap = kv->cap ? 2 * kv->cap : 64;
-		struct ent *v = realloc(kv->e, (size_t)cap * sizeof(*v));
+		struct ent *v = big_realloc(kv->e, cap, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -64,7 +65,7 @@ const struct ent *kv_find(const struct kv *kv, const void *key)
 
 void kv_free(struct kv *kv)
 {
-	free(kv->e);
+	big_free(kv->e);
 	kv->e = NULL;
 	kv->n = kv->cap = 0;
 }
@@ -83,7 +84,7 @@ void kv_sort(struct kv *kv)
 
 	for (__u32 i = 1; i < n && sorted; i++)
 		sorted = memcmp(src[i - 1].key, src[i].key, kv->ksize) <= 0;
-	if (!sorted && (tmp = malloc((size_t)n * sizeof(*tmp)))) {
+	if (!sorted && (tmp = big_calloc(n, sizeof(*tmp)))) {
 		dst = tmp;
 		for (int b = (int)kv->ksize - 1; b >= 0; b--) {
 			__u32 count[256] = { 0 }, pos = 0;
@@ -107,7 +108,7 @@ void kv_sort(struct kv *kv)
 		}
 		if (src != kv->e)
 			memcpy(kv->e, src, (size_t)n * sizeof(*src));
-		free(tmp);
+		big_free(tmp);
 	}
 	for (__u32 r = 0; r < n; r++) {
 		if (w && !memcmp(kv->e[w - 1].key, kv->e[r].key, kv->ksize))
@@ -121,7 +122,7 @@ void kv_sort(struct kv *kv)
 void plan_free(struct plan *p)
 {
 	free(p->slot);
-	free(p->conf);
+	big_free(p->conf);
 	for (int i = 0; i < HTB_NCLS; i++)
 		kv_free(&p->cls[i]);
 	memset(p, 0, sizeof(*p));
@@ -164,11 +165,22 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
  * parameters and copied, with the per-class fields (classid, depth, path,
  * flags) set as htb_conf_from_params sets them. Every 64th copy is checked
  * against a full computation; a mismatch turns the memo off.
+ * The table holds at most MEMO_MAX sets, and takes no more once half
+ * full: sized by the classes (2 x 100,392, 75 MB), each set it held was a
+ * fresh page; a config whose classes mostly differ gains nothing from it.
  */
+#define MEMO_MAX (1u << 14)
+
 struct memo {
 	struct htb_class_params key;	/* classid, depth, path, leaf zeroed */
 	struct htb_class_conf conf;
 	bool used;
+};
+
+struct memo_tab {
+	struct memo *e;		/* NULL: no memo */
+	__u32 size, used, reuse;
+	bool off;
 };
 
 static __u64 memo_hash(const struct htb_class_params *k)
@@ -187,16 +199,17 @@ static __u64 memo_hash(const struct htb_class_params *k)
 	return h;
 }
 
-static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
-		     const struct htb_class_params *cp, struct htb_class_conf *out,
-		     __u32 *reuse)
+static int conf_memo(struct memo_tab *t, const struct htb_class_params *cp,
+		     struct htb_class_conf *out)
 {
+	struct memo *tab = t->e;
+	__u32 tabsz = t->size;
 	struct htb_class_params k;
 	struct memo *m;
 	__u32 i;
 	int rc;
 
-	if (!tab || *off)
+	if (!tab || t->off)
 		return htb_conf_from_params(cp, out);
 	memcpy(&k, cp, sizeof(k));
 	k.classid = 0;
@@ -210,8 +223,9 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 	}
 	if (!m->used) {
 		rc = htb_conf_from_params(cp, out);
-		if (rc)
-			return rc;
+		if (rc || 2 * (t->used + 1) > tabsz)
+			return rc;	/* full: computed, not kept */
+		t->used++;
 		m->used = true;
 		memcpy(&m->key, &k, sizeof(k));
 		m->conf = *out;
@@ -224,14 +238,14 @@ static int conf_memo(struct memo *tab, __u32 tabsz, bool *off,
 		out->path[d] = d < cp->depth ? cp->path[d] : HTB_NO_CLASS;
 	out->flags = (m->conf.flags & ~(HTB_CONF_VALID | HTB_CONF_LEAF)) |
 		     HTB_CONF_VALID | (cp->leaf ? HTB_CONF_LEAF : 0);
-	if ((++*reuse & 63) == 1) {
+	if ((++t->reuse & 63) == 1) {
 		struct htb_class_conf full;
 
 		rc = htb_conf_from_params(cp, &full);
 		if (rc)
 			return rc;
 		if (memcmp(&full, out, sizeof(full))) {
-			*off = true;
+			t->off = true;
 			*out = full;
 		}
 	}
@@ -265,9 +279,8 @@ int plan_main_major(const struct htb_config *cfg, __u32 *major, __u32 *top_minor
 int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	       __u32 nslots, __u32 capacity)
 {
-	struct memo *tab = NULL;
-	__u32 tabsz = 1, reuse = 0, top_minor;
-	bool memo_off = false;
+	struct memo_tab tab = { .size = 1 };
+	__u32 top_minor;
 	int rc;
 
 	memset(p, 0, sizeof(*p));
@@ -277,13 +290,13 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	p->capacity = capacity;
 	for (int c = 0; c < HTB_NCLS; c++)
 		p->cls[c].ksize = cls_desc[c].ksize;
-	p->conf = calloc(nslots ? nslots : 1, sizeof(*p->conf));
+	p->conf = big_calloc(nslots, sizeof(*p->conf));
 	if (!p->conf)
 		return -ENOMEM;
 
-	while (tabsz < 2 * cfg->nclasses)
-		tabsz <<= 1;
-	tab = calloc(tabsz, sizeof(*tab));	/* NULL: no memo, still correct */
+	while (tab.size < 2 * cfg->nclasses && tab.size < MEMO_MAX)
+		tab.size <<= 1;
+	tab.e = calloc(tab.size, sizeof(*tab.e));	/* NULL: no memo, still correct */
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		const struct config_class *cc = &cfg->classes[i];
 		struct htb_class_params cp;
@@ -310,20 +323,20 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 		cp.flows = cc->is_leaf && cc->aqm.flows;
 		cp.target_ns = cc->aqm.target_ns;
 		cp.interval_ns = cc->aqm.interval_ns;
-		rc = conf_memo(tab, tabsz, &memo_off, &cp, &p->conf[slot[i]], &reuse);
+		rc = conf_memo(&tab, &cp, &p->conf[slot[i]]);
 		if (rc) {
-			free(tab);
+			free(tab.e);
 			return rc;
 		}
 		if (cc->is_leaf) {
 			rc = kv_push(&p->cls[HTB_CLS_PRIO], &cc->classid, slot[i]);
 			if (rc) {
-				free(tab);
+				free(tab.e);
 				return rc;
 			}
 		}
 	}
-	free(tab);
+	free(tab.e);
 	htb_conf_carries(p->conf, nslots);
 	for (__u32 i = 0; i < cfg->nmatches; i++) {
 		rc = add_match(p, &cfg->matches[i], slot[cfg->matches[i].class_idx]);
@@ -396,10 +409,10 @@ int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 		len += (size_t)cls[c].n * sizeof(struct ent);
 	}
 	nchunks = (__u32)((len + SHADOW_CHUNK - 1) / SHADOW_CHUNK);
-	buf = calloc(nchunks, SHADOW_CHUNK);
+	buf = big_calloc(nchunks, SHADOW_CHUNK);
 	keys = malloc((size_t)nchunks * sizeof(*keys));
 	if (!buf || !keys) {
-		free(buf);
+		big_free(buf);
 		free(keys);
 		return -ENOMEM;
 	}
@@ -430,8 +443,37 @@ int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 		unlink(tmp);
 	close(fd);
 out:
-	free(buf);
+	big_free(buf);
 	free(keys);
+	return rc;
+}
+
+/* Only chunk 0 (the header) is rewritten, in place: an element of an
+ * ARRAY map is replaced whole, so a reader sees the old tag or the new. */
+int shadow_retag(const char *ifname, __u64 old_tag, __u64 tag)
+{
+	unsigned char chunk[SHADOW_CHUNK];
+	struct shadow_hdr hdr;
+	char path[256];
+	__u32 key = 0;
+	int fd, rc = -EINVAL;
+
+	pin_path(ifname, PIN_SHADOW, path, sizeof(path));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -errno;
+	if (bpf_map_lookup_elem(fd, &key, chunk)) {
+		rc = -errno;
+		goto out;
+	}
+	memcpy(&hdr, chunk, sizeof(hdr));
+	if (hdr.magic != SHADOW_MAGIC || hdr.ncls != HTB_NCLS || hdr.tag != old_tag)
+		goto out;
+	hdr.tag = tag;
+	memcpy(chunk, &hdr, sizeof(hdr));
+	rc = bpf_map_update_elem(fd, &key, chunk, BPF_EXIST) ? -errno : 0;
+out:
+	close(fd);
 	return rc;
 }
 
@@ -453,7 +495,7 @@ int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 	if (bpf_obj_get_info_by_fd(fd, &info, &ilen) || info.type != BPF_MAP_TYPE_ARRAY ||
 	    info.value_size != SHADOW_CHUNK || !info.max_entries)
 		goto out;
-	buf = malloc((size_t)info.max_entries * SHADOW_CHUNK);
+	buf = big_calloc(info.max_entries, SHADOW_CHUNK);
 	if (!buf) {
 		rc = -ENOMEM;
 		goto out;
@@ -471,7 +513,7 @@ int shadow_read(const char *ifname, struct kv cls[HTB_NCLS], __u64 tag)
 		goto out;
 	off = sizeof(hdr);
 	for (int c = 0; c < HTB_NCLS; c++) {
-		cls[c].e = malloc((size_t)(hdr.n[c] ? hdr.n[c] : 1) * sizeof(struct ent));
+		cls[c].e = big_calloc(hdr.n[c], sizeof(struct ent));
 		if (!cls[c].e) {
 			rc = -ENOMEM;
 			goto out;
@@ -485,7 +527,7 @@ out:
 	if (rc)
 		for (int c = 0; c < HTB_NCLS; c++)
 			kv_free(&cls[c]);
-	free(buf);
+	big_free(buf);
 	close(fd);
 	return rc;
 }

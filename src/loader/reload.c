@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "common/bigmem.h"
 #include "loader/loader.h"
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
@@ -43,7 +44,8 @@ struct reload_run {
 	char *cfg_buf;			/* the file, when read here */
 	const char *cfg_text;
 	size_t cfg_len;
-	struct htb_config cfg;
+	struct htb_config own;		/* parsed here (no o->dir) */
+	const struct htb_config *cfg;	/* own, or o->dir's tree */
 	struct maps maps;
 	bool maps_open;
 	int meta_fd;
@@ -104,15 +106,15 @@ static int lock_device(struct reload_run *r)
 	return session_lock(&r->s, &reload_cmd);
 }
 
+/* With o->dir, the direction's tree loader/dirs.c parsed, which outlives
+ * this run: used as it is (a copy cost 58 ms and 27 MB at 100,392
+ * classes, docs/log.md 2026-12-06). */
 static int parse_config(struct reload_run *r)
 {
-	if (r->o->dir && config_direction(r->o->dir->cfg, CONFIG_DIR_DOWNLOAD, &r->cfg)) {
-		p_err(r->ctx, "out of memory");
-		return -1;
-	}
+	r->cfg = r->o->dir ? r->o->dir->cfg : &r->own;
 	if (r->o->dir)
 		return 0;
-	return loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->cfg);
+	return loader_parse_config(r->ctx, r->o, r->cfg_text, r->cfg_len, &r->own);
 }
 
 /* The pinned maps, meta and runtime, and whether they agree. */
@@ -156,8 +158,42 @@ static int old_cmp(const void *a, const void *b)
 	return x->classid < y->classid ? -1 : x->classid > y->classid;
 }
 
-/* The classes in force, by class id (usually in that order already:
- * slots were given in class id order). */
+/* a[0..n) by class id: LSD radix, 16 bits a pass (slots are in the
+ * config's preorder, so the ids are not in order: qsort took 3.4% of a
+ * 100,392-class reload). -1 out of memory, a left as it was. */
+static int radix_old(struct old_class *a, __u32 n)
+{
+	struct old_class *tmp = malloc((size_t)(n ? n : 1) * sizeof(*tmp));
+	__u32 *count = malloc(0x10000 * sizeof(*count));
+
+	for (int pass = 0; tmp && count && pass < 2; pass++) {
+		struct old_class *src = pass ? tmp : a, *dst = pass ? a : tmp;
+		int sh = 16 * pass;
+		__u32 pos = 0;
+
+		memset(count, 0, 0x10000 * sizeof(*count));
+		for (__u32 i = 0; i < n; i++)
+			count[(src[i].classid >> sh) & 0xffff]++;
+		for (__u32 k = 0; k < 0x10000; k++) {
+			__u32 c = count[k];
+
+			count[k] = pos;
+			pos += c;
+		}
+		for (__u32 i = 0; i < n; i++)
+			dst[count[(src[i].classid >> sh) & 0xffff]++] = src[i];
+	}
+	if (!tmp || !count) {
+		free(tmp);
+		free(count);
+		return -1;
+	}
+	free(tmp);
+	free(count);
+	return 0;
+}
+
+/* The classes in force, by class id. */
 static void index_old(struct reload_run *r)
 {
 	bool sorted = true;
@@ -172,7 +208,7 @@ static void index_old(struct reload_run *r)
 	}
 	for (__u32 i = 1; i < r->nold && sorted; i++)
 		sorted = r->old[i - 1].classid < r->old[i].classid;
-	if (!sorted)
+	if (!sorted && radix_old(r->old, r->nold))
 		qsort(r->old, r->nold, sizeof(*r->old), old_cmp);
 }
 
@@ -181,13 +217,13 @@ static void index_old(struct reload_run *r)
  * that did not, or a fresh load, makes this one read both. */
 static int read_tree(struct reload_run *r)
 {
-	__u32 hw = r->hw, nc = r->cfg.nclasses;
+	__u32 hw = r->hw, nc = r->cfg->nclasses;
 	int rc;
 
 	r->trusted = !(r->s.m.flags & META_F_RELOADING);
 	r->synced = r->trusted && (r->s.m.flags & META_F_GENS_SYNCED);
-	r->active = alloc_n(hw, sizeof(*r->active));
-	r->inactive = r->synced ? r->active : alloc_n(hw, sizeof(*r->inactive));
+	r->active = big_calloc(hw, sizeof(*r->active));
+	r->inactive = r->synced ? r->active : big_calloc(hw, sizeof(*r->inactive));
 	r->old = alloc_n(hw, sizeof(*r->old));
 	r->used = alloc_n(r->cap, 1);
 	r->kept = alloc_n(hw, 1);
@@ -223,7 +259,7 @@ static __u32 old_slot(const struct reload_run *r, __u32 classid)
  * order, else a search per class. */
 static void keep_survivors(struct reload_run *r)
 {
-	const struct htb_config *cfg = &r->cfg;
+	const struct htb_config *cfg = r->cfg;
 	__u32 j = 0;
 
 	for (__u32 k = 0; k < cfg->nclasses; k++) {
@@ -247,8 +283,8 @@ static int does_not_fit(struct reload_run *r)
 {
 	__u32 need = r->nold;
 
-	for (__u32 k = 0; k < r->cfg.nclasses; k++)
-		need += old_slot(r, r->cfg.classes[k].classid) == HTB_NO_CLASS;
+	for (__u32 k = 0; k < r->cfg->nclasses; k++)
+		need += old_slot(r, r->cfg->classes[k].classid) == HTB_NO_CLASS;
 	p_err(r->ctx, "config %s does not fit the maps of %s: the %u classes in "
 	      "force and the %u new ones need %u class slots during the switch, and "
 	      "load fixed the capacity at %u; nothing changed ('htbctl unload' and "
@@ -265,7 +301,7 @@ static int assign_slots(struct reload_run *r)
 
 	keep_survivors(r);
 	r->nslots = r->hw;
-	for (__u32 i = 0; i < r->cfg.nclasses; i++) {
+	for (__u32 i = 0; i < r->cfg->nclasses; i++) {
 		if (r->slot[i] != HTB_NO_CLASS)
 			continue;
 		while (next < r->cap && r->used[next])
@@ -290,13 +326,13 @@ static int assign_slots(struct reload_run *r)
 /* What the maps must hold; how many kept classes change. */
 static int plan_tree(struct reload_run *r)
 {
-	__u32 n = r->cfg.nclasses, *slot_copy = alloc_n(n, sizeof(*slot_copy));
+	__u32 n = r->cfg->nclasses, *slot_copy = alloc_n(n, sizeof(*slot_copy));
 	int rc;
 
 	if (!slot_copy)
 		return out_of_memory(r);
 	memcpy(slot_copy, r->slot, (size_t)n * sizeof(*r->slot));
-	rc = plan_build(&r->plan, &r->cfg, slot_copy, r->nslots, r->cap);
+	rc = plan_build(&r->plan, r->cfg, slot_copy, r->nslots, r->cap);
 	if (rc) {
 		p_err(r->ctx, "preparing the maps: %s", strerror(-rc));
 		return -1;
@@ -502,10 +538,13 @@ static int diff_generations(struct reload_run *r)
 	for (__u32 s = 0; s < r->nslots; s++) {
 		const struct htb_class_conf *have = s < r->hw ? &r->inactive[s] : &zero;
 		const struct htb_class_conf *now = s < r->hw ? &r->active[s] : &zero;
+		/* generations in sync are one array: compared once */
+		bool cdiff = memcmp(now, &r->plan.conf[s], sizeof(*now)) != 0;
+		bool wdiff = have == now ? cdiff : memcmp(have, &r->plan.conf[s], sizeof(*have)) != 0;
 
-		if (memcmp(have, &r->plan.conf[s], sizeof(*have)))
+		if (wdiff)
 			r->wslots[r->nw++] = s;
-		if (memcmp(now, &r->plan.conf[s], sizeof(*now)))
+		if (cdiff)
 			r->cslots[r->nc++] = s;
 	}
 	return 0;
@@ -640,7 +679,7 @@ static int flip(struct reload_run *r)
 	 * CPU's batch of bytes tells a reload by the whole count
 	 * (include/htb/bucket.h, htb_batch_rprod) */
 	r->rt.gen = r->rt.gen + 1;
-	r->rt.hysteresis = r->cfg.dev.hysteresis;
+	r->rt.hysteresis = r->cfg->dev.hysteresis;
 	rc = maps_set_runtime(&r->maps, &r->rt);
 	if (rc) {
 		p_err(r->ctx, "switching to the new tree: %s", strerror(-rc));
@@ -667,6 +706,28 @@ static int remove_old(struct reload_run *r)
 	return 0;
 }
 
+/* The shadow read was the maps' entries and this reload wrote none: it
+ * holds the new tree's entries already (an added or removed key, or a
+ * changed slot in either column, is in upd, del or lvl). */
+static bool classifiers_unchanged(const struct reload_run *r)
+{
+	if (!r->have_shadow)
+		return false;
+	for (int c = 0; c < HTB_NCLS; c++)
+		if (r->upd[c].n || r->del[c].n || r->lvl[c].n)
+			return false;
+	return true;
+}
+
+/* Shadow of the classifier maps under the new count: the old one
+ * retagged when it is still right, else written anew. */
+static int record_shadow(struct reload_run *r, __u64 tag)
+{
+	if (classifiers_unchanged(r) && shadow_retag(r->o->ifname, tag - 1, tag) == 0)
+		return 0;
+	return shadow_write(r->o->ifname, r->plan.cls, tag);
+}
+
 /* The generation just left behind takes the new tree too, and the shadow
  * records the classifier maps: the next reload reads less. */
 static int level_generations(struct reload_run *r)
@@ -680,7 +741,7 @@ static int level_generations(struct reload_run *r)
 		level = maps_put_cls(&r->maps, c, r->lvl[c].e, r->lvl[c].n) == 0;
 	m->reloads++;
 	snprintf(m->config, sizeof(m->config), "%s", r->o->config);
-	if (level && shadow_write(r->o->ifname, r->plan.cls, m->reloads) == 0)
+	if (level && record_shadow(r, m->reloads) == 0)
 		m->flags = (m->flags & ~META_F_RELOADING) | META_F_GENS_SYNCED;
 	rc = meta_write(r->meta_fd, m);
 	if (rc)
@@ -740,7 +801,7 @@ static void print_reloaded(const struct reload_run *r, double ms)
 	print_string(&p, "action", "%s", "reloaded");
 	if (r->o->dir && meta_dir_name(r->o->dir->dir))
 		print_string(&p, "direction", " %s", meta_dir_name(r->o->dir->dir));
-	print_u64(&p, "nclasses", " %llu classes", r->cfg.nclasses);
+	print_u64(&p, "nclasses", " %llu classes", r->cfg->nclasses);
 	print_u64(&p, "kept", " (%llu kept", r->nold - r->ngone);
 	print_u64(&p, "changed", ", %llu changed", r->nchanged);
 	print_u64(&p, "added", ", %llu added", r->nnew);
@@ -761,8 +822,8 @@ void loader_reload_free(struct reload_run *r)
 		kv_free(&r->lvl[c]);
 	}
 	if (r->inactive != r->active)
-		free(r->inactive);
-	free(r->active);
+		big_free(r->inactive);
+	big_free(r->active);
 	free(r->old);
 	free(r->used);
 	free(r->kept);
@@ -776,8 +837,8 @@ void loader_reload_free(struct reload_run *r)
 		close(r->meta_fd);
 	if (r->maps_open)
 		maps_close(&r->maps);
-	config_free(&r->cfg);
-	free(r->cfg_buf);
+	config_free(&r->own);
+	big_free(r->cfg_buf);
 	session_close(&r->s);
 	free(r);
 }

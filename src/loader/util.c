@@ -74,7 +74,7 @@ int loader_config_text(const struct ctx *ctx, const struct load_opts *o,
 		*len = o->config_len;
 		return 0;
 	}
-	if (config_read_file(o->config, buf, len, stderr)) {
+	if (config_read_file_big(o->config, buf, len, stderr)) {
 		p_err(ctx, "config %s rejected; nothing changed", o->config);
 		return -1;
 	}

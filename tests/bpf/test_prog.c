@@ -15,6 +15,7 @@
 #include <bpf/btf.h>
 
 #include "prog_util.h"
+#include "common/bigmem.h"
 #include "htb/sched.h"
 #include "share/share.h"
 #include "daemon/collect.h"
@@ -729,7 +730,7 @@ Test(prog, the_priority_classifier_finds_every_major)
 	F.treeconf.default_idx = L_DEFAULT;
 	cr_assert_eq(fx_put_tree(&F), 0);
 	before = maps_dump_cls(&F.maps, HTB_CLS_PRIO, &got);
-	free(got);
+	big_free(got);
 	cr_assert_leq(F.maps.max_entries[M_MINOR], 200, "1:c8 must be past cls_minor");
 	for (int i = 0; i < 3; i++) {
 		memcpy(e[i].key, &cid[i], sizeof(cid[i]));
@@ -765,7 +766,7 @@ Test(prog, the_priority_classifier_finds_every_major)
 		if (j < 3 && got[i].val[1] == (__u32)j + 1)
 			found++;
 	}
-	free(got);
+	big_free(got);
 	cr_expect_eq(found, 3, "the dump has each key written, with its slot");
 
 	cr_assert_eq(maps_del_cls(&F.maps, HTB_CLS_PRIO, e, 3), 0);
@@ -775,7 +776,7 @@ Test(prog, the_priority_classifier_finds_every_major)
 	}
 	got = NULL;
 	cr_expect_eq(maps_dump_cls(&F.maps, HTB_CLS_PRIO, &got), before);
-	free(got);
+	big_free(got);
 }
 
 /* An entry that does not match in the generation in force is a miss: the

@@ -395,6 +395,26 @@ test_six_reloads_keep_maps_right() {
 	[ $good = 6 ] || fail "$good of 6 reloads left the maps right"
 }
 
+# a reload that changes no classifier entry keeps the shadow (the same map,
+# retagged) and the next reload still diffs against it, and rightly
+shadow_id() { bpftool -j map show pinned "$(pins)/cls_shadow" | jq -r .id; }
+test_rate_only_reload_retags_shadow() {
+	local before idx
+	load_a
+	before=$(shadow_id)
+	reload_to c || fail "reload to c.ini: $(oneline "$tmp/reload.out")"
+	[ "$(shadow_id)" = "$before" ] || fail "cls_shadow rewritten: map $before, now $(shadow_id)"
+	h -v reload dev "$SND_IF" config "$tmp/b.ini" > "$tmp/v.out" 2>&1 ||
+		fail "reload to b.ini: $(oneline "$tmp/v.out")"
+	grep -q "classifier maps: shadow, diff" "$tmp/v.out" ||
+		fail "the next reload did not trust the shadow: $(oneline "$tmp/v.out")"
+	idx=$(jclass 1:40 index)
+	bpftool -j map dump pinned "$(pins)/cls_port" |
+		jq -e --argjson i "$idx" 'length == 1 and .[0].formatted.key.port == 19 and
+			.[0].formatted.value.slot == [$i, $i]' > /dev/null ||
+		fail "cls_port after the reload to b.ini: $(bpftool -j map dump pinned "$(pins)/cls_port")"
+}
+
 # ---- a reload that did not finish (simulated: the shadow removed) makes
 # the next one read the maps themselves instead of the shadow: still right
 
