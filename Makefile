@@ -24,7 +24,7 @@ endif
 .SECONDARY:
 .DEFAULT_GOAL := all
 
-PKGS     := libbpf inih libmnl json-c libmicrohttpd
+PKGS     := libbpf libmnl libmicrohttpd
 # CFLAGS is the user's (optimisation, debug info, sanitizers: `make
 # CFLAGS=-O0` works); what the build needs is HTB_CFLAGS, always given.
 CFLAGS   ?= -O2 -g
@@ -62,7 +62,9 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 BPFT_BINS := $(patsubst tests/bpf/%.c,$(OUTPUT)/tests/bpf/%,$(BPFT_SRCS))
 # Asks the attached program which class a packet goes to (tests/net).
 CLSPROBE  := $(OUTPUT)/tests/bpf/clsprobe
-TEST_LIBS := $(shell pkg-config --libs criterion)
+# json-c only for tests/unit (JSON output parsed back): htbctl has its own
+# reader (src/import/json.c) and links neither json-c nor inih
+TEST_LIBS := $(shell pkg-config --libs criterion json-c)
 
 # Traffic tools the shaping scenarios run (tests/tools).
 TOOL_SRCS := $(wildcard tests/tools/*.c)

@@ -6,9 +6,9 @@ set -euo pipefail
 pkgs=(
 	# build
 	make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
-	libinih-dev libmnl-dev libjson-c-dev libmicrohttpd-dev
-	# unit tests, fuzzing
-	libcriterion-dev libclang-rt-14-dev
+	libmnl-dev libmicrohttpd-dev
+	# unit tests (json-c parses htbctl's JSON back), fuzzing
+	libcriterion-dev libjson-c-dev libclang-rt-14-dev
 	# network tests, demo, scenarios
 	iproute2 iperf3 iputils-ping jq gnuplot-nox ethtool tcpdump procps
 	# metrics: promtool and a real Prometheus server scraping the daemon

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A JSON reader (RFC 8259) that keeps what json-c, the library the build
- * links, does not: the line of every value and key, for FILE:LINE in
+ * A JSON reader (RFC 8259) that keeps what json-c (which only the unit
+ * tests link) does not: the line of every value and key, for FILE:LINE in
  * import's messages, and every member of an object in file order, a key
  * given twice included (json-c keeps the last one silently, which would
  * drop a subtree of network.json without a word).

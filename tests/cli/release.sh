@@ -23,4 +23,12 @@ test_test_build_has_the_hooks() {
 		fail "$HTBCTL_TEST names '${found% }', wanted HTBCTL_TEST_FAIL HTBCTL_TEST_QDISC HTBCTL_TEST_TOOL_ENV"
 }
 
+# htbctl reads its config and JSON itself: no config or JSON library is
+# linked in (json-c served only a unit test, inih a parser now gone)
+test_release_binary_links_no_parser_library() {
+	local libs
+	libs=$(ldd "$HTBCTL" | grep -oE 'lib(json-c|inih)[^ ]*' | tr '\n' ' ')
+	[ -z "$libs" ] || fail "$HTBCTL links $libs"
+}
+
 . "$(dirname "$0")/../lib/runner.sh"

@@ -8,7 +8,7 @@
 setup_file() {
 	[ -f "$OUT/libhtbctl.a" ] || skip "$OUT/libhtbctl.a not built (make OUTPUT=$OUT)"
 	cc -O2 -g -Isrc -Iinclude tests/net/qdisc_helper.c "$OUT/libhtbctl.a" \
-		$(pkg-config --libs libbpf libmnl json-c inih) -lelf -lz -o "$file_tmp/qdisc_helper" \
+		$(pkg-config --libs libbpf libmnl) -lelf -lz -o "$file_tmp/qdisc_helper" \
 		2> "$tmp/cc.log" || fail "the helper does not build: $(head -3 "$tmp/cc.log" | tr '\n' ' ')"
 }
 helper() { "$file_tmp/qdisc_helper" "$@"; }
