@@ -8,8 +8,11 @@
  *   its previous response, kept alive) until its request is in, and
  *   METRICS_SEND_MS from the request until the response is sent; past its
  *   deadline it is shut down, whatever it sends;
+ * - a response whose reader stops taking it (METRICS_STALL_MS) is shut
+ *   down too;
  * - at most METRICS_MAX_CONNS are held: one more shuts down the oldest one
- *   still waiting for its request, or itself if every one is being served.
+ *   still waiting for its request, else the response read least lately,
+ *   or itself if every one is being read.
  * A shutdown() from here wakes MHD's thread, which closes the connection.
  * The fd stays valid while this file holds the lock: MHD says CLOSED (and
  * the entry goes, under the lock) before it closes the socket (libmicrohttpd 0.9.75,
@@ -20,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <netinet/in.h>
+#include <linux/tcp.h>	/* tcpi_bytes_acked, which glibc's tcp_info lacks */
 #include <sys/socket.h>
 
 #include "daemon/clock.h"
@@ -32,7 +37,36 @@ struct metrics_conn {
 	bool shut;			/* shut down here; MHD closes it */
 	bool listed;			/* in the list (else MHD's timeout ends it) */
 	__u64 deadline;			/* daemon_now_ms */
+	__u64 acked;			/* bytes its reader had taken at progress_ms */
+	__u64 progress_ms;		/* when it last took METRICS_STALL_BYTES */
 };
+
+/* What the reader has taken of the connection's bytes (TCP's acked). */
+static __u64 conn_acked(const struct metrics_conn *e)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(e->fd, IPPROTO_TCP, TCP_INFO, &ti, &len))
+		return 0;
+	return ti.tcpi_bytes_acked;
+}
+
+/* A response whose reader took too little lately: stalled. */
+static bool conn_stalled(struct metrics_conn *e, __u64 now)
+{
+	__u64 acked;
+
+	if (!e->serving)
+		return false;
+	acked = conn_acked(e);
+	if (acked >= e->acked + METRICS_STALL_BYTES) {
+		e->acked = acked;
+		e->progress_ms = now;
+	}
+	return now - e->progress_ms > METRICS_STALL_MS;
+}
 
 static void conn_shut(struct metrics_conns *cs, struct metrics_conn *e, bool limit)
 {
@@ -46,16 +80,28 @@ static void conn_shut(struct metrics_conns *cs, struct metrics_conn *e, bool lim
 }
 
 /* One connection too many: the oldest one still waiting for its request
- * goes (a scraper sends its request at once), or the new one if all are
- * being served. */
+ * goes (a scraper sends its request at once), else the response whose
+ * reader has taken nothing for longest, if for METRICS_SWEEP_MS (a scrape
+ * being read takes a buffer's worth in far less), else the new one. */
 static void evict(struct metrics_conns *cs, struct metrics_conn *new)
 {
-	struct metrics_conn *old = NULL;
+	struct metrics_conn *old = NULL, *slow = NULL;
+	__u64 now = daemon_now_ms();
 
-	for (struct metrics_conn *e = cs->head; e; e = e->next)
-		if (!e->shut && !e->serving && (!old || e->deadline < old->deadline))
-			old = e;
-	conn_shut(cs, old ? old : new, true);
+	for (struct metrics_conn *e = cs->head; e; e = e->next) {
+		if (e->shut || e == new)
+			continue;
+		if (!e->serving) {
+			if (!old || e->deadline < old->deadline)
+				old = e;
+			continue;
+		}
+		conn_stalled(e, now);	/* its progress as of now */
+		if (now - e->progress_ms >= METRICS_SWEEP_MS &&
+		    (!slow || e->progress_ms < slow->progress_ms))
+			slow = e;
+	}
+	conn_shut(cs, old ? old : slow ? slow : new, true);
 }
 
 static void conn_started(struct metrics_conns *cs, struct MHD_Connection *c, void **ctx)
@@ -127,6 +173,8 @@ static void conn_phase(struct metrics_conns *cs, struct MHD_Connection *c, bool 
 	pthread_mutex_lock(&cs->lock);
 	e->serving = serving;
 	e->deadline = daemon_now_ms() + (serving ? METRICS_SEND_MS : METRICS_HEADER_MS);
+	e->progress_ms = daemon_now_ms();
+	e->acked = conn_acked(e);
 	pthread_mutex_unlock(&cs->lock);
 }
 
@@ -154,7 +202,7 @@ static void *sweeper(void *arg)
 		__u64 now = daemon_now_ms();
 
 		for (struct metrics_conn *e = cs->head; e; e = e->next)
-			if (!e->shut && now >= e->deadline)
+			if (!e->shut && (now >= e->deadline || conn_stalled(e, now)))
 				conn_shut(cs, e, false);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += METRICS_SWEEP_MS * 1000000L;

@@ -18,6 +18,13 @@
 #define METRICS_SEND_MS		60000	/* the request to the end of its response */
 #define METRICS_MAX_CONNS	32u
 #define METRICS_SWEEP_MS	250	/* how often the deadlines are looked at */
+/* A response whose reader takes less than METRICS_STALL_BYTES (acked, as
+ * TCP_INFO counts) in METRICS_STALL_MS is shut down: 32 readers that sent
+ * their request and read nothing held every slot for the 60 s of
+ * METRICS_SEND_MS (52b6d7f: every scrape refused). 32 KB/s is a hundredth
+ * of the slowest link a scrape of 130 MB in a minute needs. */
+#define METRICS_STALL_MS	2000
+#define METRICS_STALL_BYTES	(64u << 10)
 
 struct metrics_conn;
 struct metrics_conns {

@@ -36,6 +36,11 @@ struct metrics_import {
 	unsigned circuits;		/* of the last import that succeeded */
 };
 
+/* Expositions sent at once before a request shares the newest
+ * (metrics_server.c, body_shared): a few scrapers at their own pace. */
+#define METRICS_MAX_BODIES	4u
+
+struct body;
 struct metrics_server {
 	const struct ctx *ctx;
 	bool feed;			/* the daemon imports LibreQoS's files: imp shown */
@@ -49,6 +54,8 @@ struct metrics_server {
 	struct snapshot_memo memo;	/* the previous scrape */
 	char *spare;			/* the last exposition's buffer, for the next */
 	size_t spare_cap;
+	struct body *latest;		/* the newest exposition being sent (lock) */
+	unsigned bodies;		/* expositions being sent (lock) */
 	struct metrics_conns conns;
 };
 

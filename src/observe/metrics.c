@@ -343,7 +343,8 @@ static void put_daemon_reloads(FILE *f, const struct dev_read *r, int nr,
 			"result", "ok", dm->reattaches_ok, "failed", dm->reattaches_failed);
 	put_daemon_pair(f, r, nr, "htbctl_metrics_connections_shut_total",
 			"/metrics connections the daemon shut down: past their deadline (5 s "
-			"to a request, 60 s to send it), or the oldest waiting one beyond 32.",
+			"to a request, 60 s to send it, 2 s in which its reader took less than "
+			"64 KB), or beyond 32 the oldest waiting one or the one read least lately.",
 			"reason", "deadline", dm->conns_deadline, "limit", dm->conns_limit);
 }
 
