@@ -88,5 +88,8 @@ int do_daemon(const struct ctx *ctx, int argc, char **argv)
 	}
 	if (parse_kwargs(ctx, n, argv, kw, 2))
 		return EXIT_USAGE;
+	/* each later read checks it again (daemon/daemon.c) */
+	if (file_trusted(ctx, "config", o.config))
+		return EXIT_FAIL;
 	return daemon_run(ctx, &o, &mo, &fo);
 }

@@ -44,6 +44,8 @@ int do_load(const struct ctx *ctx, int argc, char **argv)
 	o.no_qdisc = take_flag(&argc, argv, "--no-qdisc");
 	if (no_stray_options(ctx, argc, argv) || parse_kwargs(ctx, argc, argv, kw, 2))
 		return EXIT_USAGE;
+	if (file_trusted(ctx, "config", o.config))
+		return EXIT_FAIL;
 	return loader_load(ctx, &o);
 }
 
@@ -57,6 +59,8 @@ int do_reload(const struct ctx *ctx, int argc, char **argv)
 
 	if (no_stray_options(ctx, argc, argv) || parse_kwargs(ctx, argc, argv, kw, 2))
 		return EXIT_USAGE;
+	if (file_trusted(ctx, "config", o.config))
+		return EXIT_FAIL;
 	return loader_reload(ctx, &o);
 }
 

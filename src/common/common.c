@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +262,43 @@ out:
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+/* Whom st lets change the file: its owner is root or the caller, and
+ * neither group nor others may write it (a directory: unless sticky, as
+ * /tmp is, where others may not rename over what is not theirs). */
+static const char *untrusted(const struct stat *st)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "owned by another user";
+	if ((st->st_mode & 022) && !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
+		return "writable by group or others";
+	return NULL;
+}
+
+int file_trusted(const struct ctx *ctx, const char *what, const char *path)
+{
+	char *copy = strdup(path), dir[PATH_MAX];
+	const char *why = NULL, *which = path;
+	struct stat st;
+
+	if (!copy) {
+		p_err(ctx, "out of memory");
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", dirname(copy));
+	free(copy);
+	if (!stat(path, &st))
+		why = untrusted(&st);
+	if (!why && !stat(dir, &st) && (why = untrusted(&st)))
+		which = dir;
+	if (!why)
+		return 0;
+	p_err(ctx, "%s %s: %s%s (uid %u, mode %04o): anyone who can change it would choose what "
+	      "htbctl loads as root; make it root's and not writable by others (chown root, chmod go-w)",
+	      what, path, which == dir ? "its directory is " : "", why, (unsigned)st.st_uid,
+	      (unsigned)(st.st_mode & 07777));
+	return -1;
 }
 
 bool ifname_valid(const char *name, const char **why)

@@ -77,6 +77,11 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
  * before fill runs. On failure the old file stays and one line is
  * printed.
  */
+/* A file htbctl acts on as root (a config): 0 when its owner is root or
+ * the caller and neither group nor others may write it or its directory
+ * (unless that is sticky); else -1 with one line naming WHAT and why. */
+int file_trusted(const struct ctx *ctx, const char *what, const char *path);
+
 int write_file_atomic(const struct ctx *ctx, const char *file,
 		      int (*fill)(const struct ctx *ctx, FILE *f, void *arg), void *arg);
 

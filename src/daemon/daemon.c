@@ -186,7 +186,9 @@ static int read_file(struct daemon *d, struct text *t)
 		d->file = FILE_GONE;
 		return -1;
 	}
-	if (config_read_file(path, &t->buf, &t->len,
+	/* checked at every read: the file or its directory may change hands */
+	if (file_trusted(d->ctx, "config", path) ||
+	    config_read_file(path, &t->buf, &t->len,
 			     d->file == FILE_UNREADABLE ? NULL : stderr)) {
 		if (d->file != FILE_UNREADABLE)
 			p_warn(d->ctx, "daemon: %s cannot be read; the tree in force stays", path);

@@ -54,6 +54,31 @@ names_refused() {
 			fail "$verb dev '$n': exit $rc: $(oneline "$tmp/out")"
 	done
 }
+# A config anyone else could change chooses what htbctl loads as root:
+# load, reload and the daemon refuse one writable by group or others, one
+# of another user, one in a directory others may write (unless sticky,
+# as /tmp), each with one line saying what to do; nothing is loaded.
+test_config_others_could_change_refused() {
+	local d
+	chmod 666 "$tmp/a.ini"
+	refused_with 1 "a.ini: writable by group or others (uid 0, mode 0666)" \
+		in_snd "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+	chmod 644 "$tmp/a.ini" && chown nobody "$tmp/a.ini"
+	refused_with 1 "a.ini: owned by another user (uid $(id -u nobody), mode 0644)" \
+		in_snd "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+	refused_with 1 "a.ini: owned by another user" \
+		timeout 10 nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
+	[ ! -e "/sys/fs/bpf/htbctl/$SND_IF" ] || fail "a refused config was loaded"
+	chown root "$tmp/a.ini"
+	mkdir -m 777 "$tmp/open" && cp -p "$tmp/a.ini" "$tmp/b.ini" "$tmp/open/"
+	refused_with 1 "open/a.ini: its directory is writable by group or others (uid 0, mode 0777)" \
+		in_snd "$HTBCTL" load dev "$SND_IF" config "$tmp/open/a.ini" --no-qdisc
+	chmod 1777 "$tmp/open"
+	load_tree "$tmp/open/a.ini" --no-qdisc
+	chmod 664 "$tmp/open/b.ini"
+	refused_with 1 "b.ini: writable by group or others" in_snd "$HTBCTL" reload dev "$SND_IF" config "$tmp/open/b.ini"
+}
+
 # -o over a file another user planted is refused (52b6d7f gave the new
 # config to its owner, mode 666 kept); over the caller's own file, the
 # new one keeps its group, but neither group nor world may write it.
