@@ -419,7 +419,8 @@ int shadow_write(const char *ifname, const struct kv cls[HTB_NCLS], __u64 tag)
 	memcpy(buf, &hdr, sizeof(hdr));
 	off = sizeof(hdr);
 	for (int c = 0; c < HTB_NCLS; c++) {
-		memcpy(buf + off, cls[c].e, (size_t)cls[c].n * sizeof(struct ent));
+		if (cls[c].n)	/* an empty kind's e is NULL, which memcpy may not take */
+			memcpy(buf + off, cls[c].e, (size_t)cls[c].n * sizeof(struct ent));
 		off += (size_t)cls[c].n * sizeof(struct ent);
 	}
 	for (__u32 i = 0; i < nchunks; i++)
