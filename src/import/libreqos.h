@@ -63,7 +63,8 @@ struct lq_addr {
 	 * that keeps it (resolve_claims); a claim that lost is dropped. */
 	unsigned first_of, winner;
 	bool dropped;
-	char *dev_name, *dev_id;
+	bool owns_dev;		/* dev_name and dev_id are its (the row's first address) */
+	char *dev_name, *dev_id;	/* the row's device, shared by its addresses */
 };
 
 /* A class of an earlier import's config (--keep-ids): key is 'c' and the
@@ -134,7 +135,8 @@ void lq_sprint_mbps(__u64 bits, char *buf, size_t len);
 
 /* import/libreqos_model.c: a new node at the end of q->nodes, zeroed;
  * NULL out of memory. lq_grow: arr with room for element n (zeroed past
- * the old *cap). */
+ * the old *cap), in common/bigmem's mappings (freed with big_free): the
+ * circuits and addresses of 100,000 circuits are megabytes. */
 struct lq_node *lq_node_new(struct lqos *q);
 void *lq_grow(void *arr, unsigned *cap, unsigned n, size_t size);
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bigmem.h"
 #include "import/libreqos.h"
 
 /* ---- messages ------------------------------------------------------- */
@@ -89,10 +90,9 @@ void *lq_grow(void *arr, unsigned *cap, unsigned n, size_t size)
 	if (n < *cap)
 		return arr;
 	c = *cap ? *cap * 2 : 64;
-	a = realloc(arr, (size_t)c * size);
+	a = big_realloc(arr, c, size);	/* zeroes what it adds */
 	if (!a)
 		return NULL;
-	memset((char *)a + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
 	*cap = c;
 	return a;
 }
