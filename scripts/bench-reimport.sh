@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Re-import benchmark (root): LibreQoS's two files for N circuits
-# (tests/lib/libreqos.sh), imported with --upload-dev and loaded on a veth
+# Re-import benchmark (root): LibreQoS's two files for N circuits under
+# 1,000 APs (tests/lib/libreqos.sh), imported with --upload-dev and loaded on a veth
 # (download) and a second veth (upload); then the same files with 1% of the
 # circuits changed (every circuit whose id is a multiple of 100 gets 1 Mbps
 # more Download Max) imported again with --keep-ids and reloaded. Timed:
@@ -113,7 +113,8 @@ link add $UP_IF type veth peer name br-u1
 link set $UP_IF up
 link set br-u1 up
 EOF
-lqos_generate "$tmp" "$N" || exit 1
+# an ISP's shape: 1,000 APs (50 per PoP) unless LQ_APS_PER_POP says
+LQ_APS_PER_POP=${LQ_APS_PER_POP:-50} lqos_generate "$tmp" "$N" || exit 1
 bump_one_percent "$tmp/ShapedDevices.csv" > "$tmp/changed.csv"
 changed=$(diff "$tmp/ShapedDevices.csv" "$tmp/changed.csv" | grep -c '^>')
 

@@ -4,13 +4,14 @@
 # them, and DIR/expected.jsonl, one line per circuit with what the config
 # must say: {"id", "parent" (node name, "" for none), "down": [min, max],
 # "up": [min, max] (bytes/s), "ips": [prefixes as htbctl check prints them]}.
-# The tree: 5 sites, 4 PoPs each, 6 APs per PoP (3 levels, 145 nodes);
+# The tree: 5 sites, 4 PoPs each, 6 APs per PoP (3 levels, 145 nodes;
+# LQ_APS_PER_POP=50 gives an ISP's 1,000 APs);
 # circuits mostly on APs, some on PoPs and sites, some without a parent;
 # 20% with two devices, 5% with three; IPv4 (bare, /32, /30, two in one
 # quoted field) and IPv6 (/56, bare); rates with and without decimals.
 lqos_generate() {	# DIR N [SEED]
 	local dir=$1 n=$2 seed=${3:-27}
-	awk -v dir="$dir" -v n="$n" -v seed="$seed" '
+	awk -v dir="$dir" -v n="$n" -v seed="$seed" -v apn="${LQ_APS_PER_POP:-6}" '
 	function hex(v) { return sprintf("%x", v) }
 	function rate_text(h) {	# hundredths of Mbps: "105", "2.5", "0.75", "155.50"
 		if (h % 100 == 0 && rand() < 0.8) return sprintf("%d", h / 100)
@@ -50,8 +51,8 @@ lqos_generate() {	# DIR N [SEED]
 			for (p = 1; p <= 4; p++) {
 				printf "\t\t\t\"PoP_%d_%d\": {\n\t\t\t\t\"downloadBandwidthMbps\": 2000,\n\t\t\t\t\"uploadBandwidthMbps\": 1000.5,\n\t\t\t\t\"type\": \"Site\",\n\t\t\t\t\"children\": {\n", s, p > js
 				node[++nn] = "PoP_" s "_" p
-				for (a = 1; a <= 6; a++) {
-					printf "\t\t\t\t\t\"AP_%d_%d_%d\": {\"downloadBandwidthMbps\": %s, \"uploadBandwidthMbps\": 250, \"type\": \"AP\"}%s\n", s, p, a, (a % 2 ? "500" : "499.5"), (a < 6 ? "," : "") > js
+				for (a = 1; a <= apn; a++) {
+					printf "\t\t\t\t\t\"AP_%d_%d_%d\": {\"downloadBandwidthMbps\": %s, \"uploadBandwidthMbps\": 250, \"type\": \"AP\"}%s\n", s, p, a, (a % 2 ? "500" : "499.5"), (a < apn ? "," : "") > js
 					ap[++nap] = "AP_" s "_" p "_" a
 				}
 				printf "\t\t\t\t}\n\t\t\t}%s\n", (p < 4 ? "," : "") > js
