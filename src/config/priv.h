@@ -66,6 +66,15 @@ struct raw_class {
 
 enum cfg_section { SECT_NONE, SECT_DEVICE, SECT_CLASS, SECT_SKIP };
 
+/* A [class] key's last value that parsed, and what it gave (config/keys.c
+ * memo_val): a value's meaning depends on its text only, and a generated
+ * config repeats a few texts (docs/log.md 2026-12-06, second reload
+ * section). text[0] == 0: empty. */
+struct val_memo {
+	char text[24];
+	__u64 val;
+};
+
 struct cfg_parse {
 	struct cfg_diag diag;
 	struct raw_class *cls;
@@ -83,6 +92,7 @@ struct cfg_parse {
 	__u32 nmasks;
 	int cgroup_root_state;		/* 0 not looked up, 1 found, -1 none */
 	char cgroup_root[32];
+	struct val_memo memo[CK_MAX];	/* by enum class_key */
 };
 
 static inline bool cfg_is_blank(char c)
