@@ -3,6 +3,7 @@
  * The config's sections and keys: what each key accepts, its range and
  * the message when a value is wrong (docs/config.md has the table).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,6 +348,27 @@ static bool grow(void **arr, __u32 *cap, __u32 need, size_t elem)
 	*arr = p;
 	*cap = ncap;
 	return true;
+}
+
+/* A section is at least 12 bytes ("[class 1:1]\n"), so is a match line
+ * ("match=mark 1\n" less one): len / 12 bounds both counts. */
+#define CFG_MIN_LINE 12
+
+/* Room for the most classes and matches text_len bytes can hold, where
+ * that is BIG_MIN or more (a mapping: what is not used is not touched).
+ * Grown by doubling from 64, each array went through malloc'ed blocks and
+ * their copies first, 500 page faults of 4 KiB at 100,392 classes
+ * (docs/log.md 2026-12-06, second reload section). */
+void cfg_reserve(struct cfg_parse *ps, size_t text_len)
+{
+	size_t most = text_len / CFG_MIN_LINE + 1;
+	__u32 ncls = most < CONFIG_MAX_CLASSES ? (__u32)most : CONFIG_MAX_CLASSES;
+	__u32 nm = most < UINT32_MAX / 2 ? (__u32)most : UINT32_MAX / 2;
+
+	if ((size_t)ncls * sizeof(*ps->cls) >= BIG_MIN)
+		grow((void **)&ps->cls, &ps->cls_cap, ncls, sizeof(*ps->cls));
+	if ((size_t)nm * sizeof(*ps->m) >= BIG_MIN)
+		grow((void **)&ps->m, &ps->m_cap, nm, sizeof(*ps->m));
 }
 
 void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,

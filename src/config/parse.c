@@ -208,6 +208,7 @@ int config_parse_string(const char *text, size_t len, const char *name,
 	struct reader rd = { .ps = &ps, .p = text, .end = text + len };
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg_reserve(&ps, len);
 	read_lines(&rd);
 	free(rd.val);
 	if (ps.diag.errors == 0)

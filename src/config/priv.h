@@ -100,6 +100,9 @@ static inline bool cfg_is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* config/keys.c: room for the classes and matches of a text this long
+ * (only where the arrays would be BIG_MIN or more; no room is no error). */
+void cfg_reserve(struct cfg_parse *ps, size_t text_len);
 /* config/keys.c: s..e is a trimmed line starting with '['. */
 void cfg_open_section(struct cfg_parse *ps, unsigned line, const char *s,
 		      const char *e);
@@ -112,8 +115,10 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 int cfg_parse_match(struct cfg_parse *ps, const char *value, unsigned line,
 		    struct config_match *m);
 /* Fails on a prefix, port, mark or cgroup claimed by two classes; fills
- * cfg->nkeys. cfg->matches must be final (class_idx = final index). */
-int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg);
+ * cfg->nkeys. cfg->matches must be final (class_idx = final index);
+ * scratch has room for cfg->nmatches pointers. */
+int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg,
+			const struct config_match **scratch);
 /* Formats a match as written in the config ("udp dport 80-90"). */
 char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len);
 #define CFG_MATCH_BUF 96
