@@ -504,7 +504,7 @@ struct resolve {
 
 /* One zeroed block for all six arrays: malloc'ed apart, each below
  * BIG_MIN, they took 200-300 page faults of 4 KiB apiece at 100,392
- * classes (docs/log.md 2026-12-06, second reload section). */
+ * classes (docs/log.md 2026-12-06, reload, second round). */
 static int alloc_scratch(struct resolve *rs)
 {
 	size_t n = rs->n;
@@ -566,7 +566,7 @@ static __u32 count_majors(const struct id_ref *ids, __u32 n)
 /* c's parent's raw index (c has a parent key). Siblings are written one
  * after another, so the previous class's parent (*last, found) is tried
  * before the binary search: a search per class was 4% of a 100,392-class
- * reload (docs/log.md 2026-12-06, second reload section). */
+ * reload (docs/log.md 2026-12-06, reload, second round). */
 static __u32 parent_of(struct resolve *rs, const struct raw_class *c,
 		       const char *hint, struct id_ref *last)
 {

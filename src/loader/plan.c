@@ -168,7 +168,7 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 /* Every classifier's entries reserved before the first push: grown by
  * doubling, each went through malloc'ed blocks and their copies, 300-500
  * page faults of 4 KiB per classifier at 100,000 entries (docs/log.md
- * 2026-12-06, second reload section). A leaf's prio entry is counted for
+ * 2026-12-06, reload, second round). A leaf's prio entry is counted for
  * every class; what is not used is not touched. */
 static int reserve_entries(struct plan *p, const struct htb_config *cfg)
 {
