@@ -37,8 +37,9 @@ static const char *const class_keys[CK_MAX] = {
 
 static int find_key(const char *name, const char *const *keys, int n)
 {
-	/* the first byte first: strcmp, mostly from here, was 4.7% of a 100,392-class
-	 * reload (docs/log.md 2026-12-06) */
+	/* the first byte first: strcmp, mostly from here, was 4.7% of a
+	 * 100,392-class reload (docs/log.md 2026-12-06, reload, second
+	 * round) */
 	for (int i = 0; i < n; i++)
 		if (name[0] == keys[i][0] && !strcmp(name, keys[i]))
 			return i;
@@ -211,8 +212,8 @@ typedef bool (*val_fn)(struct cfg_parse *ps, unsigned line, const char *key,
 /* parse(v) into *out, or what it gave for the same text last time: a
  * value that parsed once parses the same way again, and one that did not
  * is never kept, so its error is said at every line. */
-static bool memo_val(struct cfg_parse *ps, int k, unsigned line, const char *key,
-		     const char *v, __u64 *out, val_fn parse)
+static bool memo_val(struct cfg_parse *ps, int k, unsigned line,
+		     const char *key, const char *v, __u64 *out, val_fn parse)
 {
 	struct val_memo *m = &ps->memo[k];
 	size_t len;

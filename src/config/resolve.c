@@ -428,7 +428,8 @@ static unsigned first_upload_line(const struct cfg_parse *ps)
 
 /* Keys that do nothing where they stand are warned, as AQM keys of an
  * inner class are: upload_* without upload_dev, ifb without ingress. */
-static void check_directions(struct cfg_parse *ps, struct htb_config *cfg, __u64 *sum)
+static void check_directions(struct cfg_parse *ps, struct htb_config *cfg,
+			     __u64 *sum)
 {
 	unsigned up = first_upload_line(ps);
 
