@@ -23,13 +23,15 @@
 # RESULTS (directory for a TSV copy of the table), BASE (a baseline
 # htbctl measured the same way in the same run: each size's row is
 # followed by its times and the ratio baseline / htbctl; default
-# /tmp/base/build/htbctl if it is there, "" for none).
+# /tmp/base/build/htbctl if it is there, "" for none), BENCH_PAIR (the
+# veth pair's name, default bl; another for a run beside someone else's).
 . "$(dirname "$0")/../tests/lib/common.sh"
 . tests/lib/netns.sh
 B=$HTBCTL
 RUNS=${BENCH_RUNS:-3}
 TC_MAX=${BENCH_TC_MAX:-65279}
 BASE=${BASE-/tmp/base/build/htbctl}
+PAIR=${BENCH_PAIR:-bl}
 [ -z "$BASE" ] || [ -x "$BASE" ] || BASE=
 [ "$TC_MAX" -le 65279 ] || TC_MAX=65279
 sizes=("$@")
@@ -90,7 +92,7 @@ maps_memlock() {	# dev -> bytes of every pinned map and the program
 	echo $total
 }
 
-topo_up bl 1 || { echo "bench-load: topology failed" >&2; exit 1; }
+topo_up "$PAIR" 1 || { echo "bench-load: topology failed" >&2; exit 1; }
 echo "# $(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), htbctl $($B --version | cut -d' ' -f2)"
 echo "# htbctl: --no-qdisc (this kernel may lack sch_fq; the qdisc step takes < 1 ms)"
 echo "# times are wall-clock of the whole command, median of $RUNS runs"

@@ -143,19 +143,14 @@ static void check_dscp(struct cfg_parse *ps, struct htb_config *cfg,
 	}
 }
 
-int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg)
+int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg,
+			const struct config_match **v)
 {
-	const struct config_match **v;
 	unsigned errors = ps->diag.errors;
 	size_t n = cfg->nmatches, i, j;
 
 	if (n == 0)
 		return 0;
-	v = malloc(n * sizeof(*v));
-	if (!v) {
-		cfg_error(&ps->diag, 0, "out of memory");
-		return -1;
-	}
 	for (i = 0; i < n; i++)
 		v[i] = &cfg->matches[i];
 	/* a generated file's matches often come in order already: the check
@@ -182,6 +177,5 @@ int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg)
 			if (v[j]->class_idx != v[i]->class_idx)
 				conflict(ps, cfg, v[i], v[j]);
 	}
-	free(v);
 	return ps->diag.errors == errors ? 0 : -1;
 }

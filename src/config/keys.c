@@ -3,6 +3,7 @@
  * The config's sections and keys: what each key accepts, its range and
  * the message when a value is wrong (docs/config.md has the table).
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,8 +37,11 @@ static const char *const class_keys[CK_MAX] = {
 
 static int find_key(const char *name, const char *const *keys, int n)
 {
+	/* the first byte first: strcmp, mostly from here, was 4.7% of a
+	 * 100,392-class reload (docs/log.md 2026-12-06, reload, second
+	 * round) */
 	for (int i = 0; i < n; i++)
-		if (!strcmp(name, keys[i]))
+		if (name[0] == keys[i][0] && !strcmp(name, keys[i]))
 			return i;
 	return -1;
 }
@@ -202,6 +206,43 @@ static bool val_classid(struct cfg_parse *ps, unsigned line, const char *key,
 
 /* ---- keys ---- */
 
+typedef bool (*val_fn)(struct cfg_parse *ps, unsigned line, const char *key,
+		       const char *v, __u64 *out);
+
+/* parse(v) into *out, or what it gave for the same text last time: a
+ * value that parsed once parses the same way again, and one that did not
+ * is never kept, so its error is said at every line. */
+static bool memo_val(struct cfg_parse *ps, int k, unsigned line,
+		     const char *key, const char *v, __u64 *out, val_fn parse)
+{
+	struct val_memo *m = &ps->memo[k];
+	size_t len;
+
+	if (m->text[0] && !strcmp(m->text, v)) {
+		*out = m->val;
+		return true;
+	}
+	if (!parse(ps, line, key, v, out))
+		return false;
+	len = strlen(v);
+	if (len < sizeof(m->text)) {
+		memcpy(m->text, v, len + 1);
+		m->val = *out;
+	}
+	return true;
+}
+
+static bool val_parent(struct cfg_parse *ps, unsigned line, const char *key,
+		       const char *v, __u64 *out)
+{
+	__u32 id;
+
+	if (!val_classid(ps, line, key, v, &id))
+		return false;
+	*out = id;
+	return true;
+}
+
 static bool dup_key(struct cfg_parse *ps, unsigned line, const char *key,
 		    const char *where, __u32 *first)
 {
@@ -310,6 +351,27 @@ static bool grow(void **arr, __u32 *cap, __u32 need, size_t elem)
 	return true;
 }
 
+/* A section is at least 12 bytes ("[class 1:1]\n"), so is a match line
+ * ("match=mark 1\n" less one): len / 12 bounds both counts. */
+#define CFG_MIN_LINE 12
+
+/* Room for the most classes and matches text_len bytes can hold, where
+ * that is BIG_MIN or more (a mapping: what is not used is not touched).
+ * Grown by doubling from 64, each array went through malloc'ed blocks and
+ * their copies first, 500 page faults of 4 KiB at 100,392 classes
+ * (docs/log.md 2026-12-06, reload, second round). */
+void cfg_reserve(struct cfg_parse *ps, size_t text_len)
+{
+	size_t most = text_len / CFG_MIN_LINE + 1;
+	__u32 ncls = most < CONFIG_MAX_CLASSES ? (__u32)most : CONFIG_MAX_CLASSES;
+	__u32 nm = most < UINT32_MAX / 2 ? (__u32)most : UINT32_MAX / 2;
+
+	if ((size_t)ncls * sizeof(*ps->cls) >= BIG_MIN)
+		grow((void **)&ps->cls, &ps->cls_cap, ncls, sizeof(*ps->cls));
+	if ((size_t)nm * sizeof(*ps->m) >= BIG_MIN)
+		grow((void **)&ps->m, &ps->m_cap, nm, sizeof(*ps->m));
+}
+
 void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 		      const char *v)
 {
@@ -349,31 +411,32 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 		return;
 	switch (k) {
 	case CK_PARENT:
-		val_classid(ps, line, name, v, &c->parent_id);
+		if (memo_val(ps, k, line, name, v, &n, val_parent))
+			c->parent_id = (__u32)n;
 		break;
 	case CK_RATE:
-		val_rate(ps, line, name, v, &c->rate);
+		memo_val(ps, k, line, name, v, &c->rate, val_rate);
 		break;
 	case CK_CEIL:
-		val_rate(ps, line, name, v, &c->ceil);
+		memo_val(ps, k, line, name, v, &c->ceil, val_rate);
 		break;
 	case CK_BURST:
-		val_size(ps, line, name, v, &c->burst);
+		memo_val(ps, k, line, name, v, &c->burst, val_size);
 		break;
 	case CK_CBURST:
-		val_size(ps, line, name, v, &c->cburst);
+		memo_val(ps, k, line, name, v, &c->cburst, val_size);
 		break;
 	case CK_UPLOAD_RATE:
-		val_rate(ps, line, name, v, &c->up_rate);
+		memo_val(ps, k, line, name, v, &c->up_rate, val_rate);
 		break;
 	case CK_UPLOAD_CEIL:
-		val_rate(ps, line, name, v, &c->up_ceil);
+		memo_val(ps, k, line, name, v, &c->up_ceil, val_rate);
 		break;
 	case CK_UPLOAD_BURST:
-		val_size(ps, line, name, v, &c->up_burst);
+		memo_val(ps, k, line, name, v, &c->up_burst, val_size);
 		break;
 	case CK_UPLOAD_CBURST:
-		val_size(ps, line, name, v, &c->up_cburst);
+		memo_val(ps, k, line, name, v, &c->up_cburst, val_size);
 		break;
 	case CK_PRIO:
 		if (val_uint(ps, line, name, v, 0, CONFIG_MAX_PRIO, &n))

@@ -66,6 +66,15 @@ struct raw_class {
 
 enum cfg_section { SECT_NONE, SECT_DEVICE, SECT_CLASS, SECT_SKIP };
 
+/* A [class] key's last value that parsed, and what it gave (config/keys.c
+ * memo_val): a value's meaning depends on its text only, and a generated
+ * config repeats a few texts (docs/log.md 2026-12-06, second reload
+ * section). text[0] == 0: empty. */
+struct val_memo {
+	char text[24];
+	__u64 val;
+};
+
 struct cfg_parse {
 	struct cfg_diag diag;
 	struct raw_class *cls;
@@ -83,6 +92,7 @@ struct cfg_parse {
 	__u32 nmasks;
 	int cgroup_root_state;		/* 0 not looked up, 1 found, -1 none */
 	char cgroup_root[32];
+	struct val_memo memo[CK_MAX];	/* by enum class_key */
 };
 
 static inline bool cfg_is_blank(char c)
@@ -90,6 +100,9 @@ static inline bool cfg_is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
+/* config/keys.c: room for the classes and matches of a text this long
+ * (only where the arrays would be BIG_MIN or more; no room is no error). */
+void cfg_reserve(struct cfg_parse *ps, size_t text_len);
 /* config/keys.c: s..e is a trimmed line starting with '['. */
 void cfg_open_section(struct cfg_parse *ps, unsigned line, const char *s,
 		      const char *e);
@@ -102,8 +115,10 @@ void cfg_class_key(struct cfg_parse *ps, unsigned line, const char *name,
 int cfg_parse_match(struct cfg_parse *ps, const char *value, unsigned line,
 		    struct config_match *m);
 /* Fails on a prefix, port, mark or cgroup claimed by two classes; fills
- * cfg->nkeys. cfg->matches must be final (class_idx = final index). */
-int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg);
+ * cfg->nkeys. cfg->matches must be final (class_idx = final index);
+ * scratch has room for cfg->nmatches pointers. */
+int cfg_check_conflicts(struct cfg_parse *ps, struct htb_config *cfg,
+			const struct config_match **scratch);
 /* Formats a match as written in the config ("udp dport 80-90"). */
 char *cfg_sprint_match(const struct config_match *m, char *buf, size_t len);
 #define CFG_MATCH_BUF 96

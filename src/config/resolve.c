@@ -387,15 +387,12 @@ static __u64 dir_rate(const struct config_class *c, enum config_dir dir)
 /* In one direction; upload only where it differs from download (a config
  * without upload_* keys would say everything twice). */
 static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg,
-				enum config_dir dir)
+				enum config_dir dir, __u64 *sum)
 {
 	char a[CONFIG_CLASSID_BUF], b[UNIT_BUF], d[UNIT_BUF];
 	const char *what = dir == CONFIG_DIR_UPLOAD ? "upload rates" : "rates";
 	const char *its = dir == CONFIG_DIR_UPLOAD ? "upload_rate" : "rate";
-	__u64 *sum = calloc(cfg->nclasses, sizeof(*sum));
-
-	if (!sum)
-		return;
+	memset(sum, 0, cfg->nclasses * sizeof(*sum));
 	for (__u32 i = 0; i < cfg->nclasses; i++) {
 		__u32 p = cfg->classes[i].parent;
 		__u64 r = dir_rate(&cfg->classes[i], dir);
@@ -413,7 +410,6 @@ static void warn_oversubscribed(struct cfg_parse *ps, struct htb_config *cfg,
 				 what, cid(cfg->classes[i].classid, a),
 				 sprint_rate(sum[i], b, sizeof(b)), its,
 				 sprint_rate(dir_rate(&cfg->classes[i], dir), d, sizeof(d)));
-	free(sum);
 }
 
 /* The first upload_* key of the file, 0 if none. */
@@ -432,7 +428,8 @@ static unsigned first_upload_line(const struct cfg_parse *ps)
 
 /* Keys that do nothing where they stand are warned, as AQM keys of an
  * inner class are: upload_* without upload_dev, ifb without ingress. */
-static void check_directions(struct cfg_parse *ps, struct htb_config *cfg)
+static void check_directions(struct cfg_parse *ps, struct htb_config *cfg,
+			     __u64 *sum)
 {
 	unsigned up = first_upload_line(ps);
 
@@ -443,7 +440,7 @@ static void check_directions(struct cfg_parse *ps, struct htb_config *cfg)
 		cfg_warn(&ps->diag, ps->dev_key_line[DK_IFB],
 			 "ifb has no effect without direction = ingress");
 	if (up)
-		warn_oversubscribed(ps, cfg, CONFIG_DIR_UPLOAD);
+		warn_oversubscribed(ps, cfg, CONFIG_DIR_UPLOAD, sum);
 }
 
 /* Moves the matches next to their classes, in class order. */
@@ -502,29 +499,35 @@ struct resolve {
 	/* 2n, reused: the numbering's stack and depths, then the cycle
 	 * walk's marks, then the raw index of each final index */
 	__u32 *tmp;
+	const struct config_match **mptr;	/* nm, for cfg_check_conflicts */
+	__u64 *sums;			/* n, for warn_oversubscribed */
 };
 
+/* One zeroed block for all six arrays: malloc'ed apart, each below
+ * BIG_MIN, they took 200-300 page faults of 4 KiB apiece at 100,392
+ * classes (docs/log.md 2026-12-06, reload, second round). */
 static int alloc_scratch(struct resolve *rs)
 {
-	__u32 n = rs->n;
+	size_t n = rs->n;
+	char *p = big_calloc(rs->ps->nm * sizeof(*rs->mptr) + n * sizeof(*rs->sums) +
+			     n * sizeof(*rs->ids) + (n + 2 + n + 2 * n) * sizeof(__u32), 1);
 
-	rs->ids = malloc(n * sizeof(*rs->ids));
-	rs->first_child = calloc(n + 2, sizeof(*rs->first_child));
-	rs->children = malloc(n * sizeof(*rs->children));
-	rs->tmp = malloc(2 * n * sizeof(*rs->tmp));
-	if (!rs->ids || !rs->first_child || !rs->children || !rs->tmp) {
+	if (!p) {
 		cfg_error(&rs->ps->diag, 0, "out of memory");
 		return -1;
 	}
+	rs->mptr = (const struct config_match **)p;
+	rs->sums = (__u64 *)(rs->mptr + rs->ps->nm);
+	rs->ids = (struct id_ref *)(rs->sums + n);
+	rs->first_child = (__u32 *)(rs->ids + n);
+	rs->children = rs->first_child + n + 2;
+	rs->tmp = rs->children + n;
 	return 0;
 }
 
 static void free_scratch(struct resolve *rs)
 {
-	free(rs->ids);
-	free(rs->first_child);
-	free(rs->children);
-	free(rs->tmp);
+	big_free(rs->mptr);
 }
 
 /* Sorted, duplicates are adjacent: found without comparing every pair. */
@@ -561,6 +564,26 @@ static __u32 count_majors(const struct id_ref *ids, __u32 n)
 
 /* Also reports a class without a rate: in the same pass, so that each
  * class's rate and parent errors come out together in file order. */
+/* c's parent's raw index (c has a parent key). Siblings are written one
+ * after another, so the previous class's parent (*last, found) is tried
+ * before the binary search: a search per class was 4% of a 100,392-class
+ * reload (docs/log.md 2026-12-06, reload, second round). */
+static __u32 parent_of(struct resolve *rs, const struct raw_class *c,
+		       const char *hint, struct id_ref *last)
+{
+	__u32 id = c->parent_id >> 16 ? c->parent_id :
+		   (c->classid & 0xffff0000u) | c->parent_id;
+	__u32 r;
+
+	if (last->raw != CONFIG_NO_INDEX && last->classid == id)
+		return last->raw;
+	r = resolve_ref(rs->ps, rs->ids, c->parent_id, c->classid >> 16,
+			c->key_line[CK_PARENT], "parent", c->classid, hint);
+	if (r != CONFIG_NO_INDEX)
+		*last = (struct id_ref){ id, r };
+	return r;
+}
+
 static void resolve_parents(struct resolve *rs)
 {
 	struct cfg_parse *ps = rs->ps;
@@ -569,6 +592,7 @@ static void resolve_parents(struct resolve *rs)
 	const char *hint = rs->nmajors > 1 ?
 		" (a bare minor takes the major of its class)" : NULL;
 	char a[CONFIG_CLASSID_BUF];
+	struct id_ref last = { 0, CONFIG_NO_INDEX };
 
 	for (__u32 i = 0; i < rs->n; i++) {
 		struct raw_class *c = &ps->cls[i];
@@ -580,8 +604,7 @@ static void resolve_parents(struct resolve *rs)
 				  cid(c->classid, a));
 		if (!c->key_line[CK_PARENT])
 			continue;
-		c->parent_raw = resolve_ref(ps, rs->ids, c->parent_id, c->classid >> 16,
-					    c->key_line[CK_PARENT], "parent", c->classid, hint);
+		c->parent_raw = parent_of(rs, c, hint, &last);
 		if (c->parent_raw == i) {
 			cfg_error(d, c->key_line[CK_PARENT], "class %s cannot be its own parent",
 				  cid(c->classid, a));
@@ -726,11 +749,11 @@ int cfg_resolve(struct cfg_parse *ps, struct htb_config *cfg)
 		cfg_error(d, 0, "out of memory");
 		goto out;
 	}
-	if (cfg_check_conflicts(ps, cfg))
+	if (cfg_check_conflicts(ps, cfg, rs.mptr))
 		goto out;
 	sort_masks(ps, cfg);
-	warn_oversubscribed(ps, cfg, CONFIG_DIR_DOWNLOAD);
-	check_directions(ps, cfg);
+	warn_oversubscribed(ps, cfg, CONFIG_DIR_DOWNLOAD, rs.sums);
+	check_directions(ps, cfg, rs.sums);
 	ret = 0;
 out:
 	free_scratch(&rs);

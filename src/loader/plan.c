@@ -16,19 +16,26 @@
 #include "loader/plan.h"
 #include "loader/maps_fill.h"
 
+int kv_reserve(struct kv *kv, __u32 n)
+{
+	struct ent *v;
+
+	if (n <= kv->cap)
+		return 0;
+	v = big_realloc(kv->e, n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	kv->e = v;
+	kv->cap = n;
+	return 0;
+}
+
 int kv_push(struct kv *kv, const void *key, __u32 val)
 {
 	struct ent *e;
 
-	if (kv->n == kv->cap) {
-		__u32 cap = kv->cap ? 2 * kv->cap : 64;
-		struct ent *v = big_realloc(kv->e, cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		kv->e = v;
-		kv->cap = cap;
-	}
+	if (kv->n == kv->cap && kv_reserve(kv, kv->cap ? 2 * kv->cap : 64))
+		return -ENOMEM;
 	e = &kv->e[kv->n++];
 	memset(e, 0, sizeof(*e));
 	memcpy(e->key, key, kv->ksize);
@@ -156,6 +163,33 @@ static int add_match(struct plan *p, const struct config_match *m, __u32 slot)
 	if (!rc && cls_desc[m->kind].lpm)
 		ent_normalize_lpm(&kv->e[kv->n - 1], kv->ksize);
 	return rc;
+}
+
+/* Every classifier's entries reserved before the first push: grown by
+ * doubling, each went through malloc'ed blocks and their copies, 300-500
+ * page faults of 4 KiB per classifier at 100,000 entries (docs/log.md
+ * 2026-12-06, reload, second round). A leaf's prio entry is counted for
+ * every class; what is not used is not touched. */
+static int reserve_entries(struct plan *p, const struct htb_config *cfg)
+{
+	__u32 n[HTB_NCLS] = { [HTB_CLS_PRIO] = cfg->nclasses };
+
+	for (__u32 i = 0; i < cfg->nmatches; i++) {
+		const struct config_match *m = &cfg->matches[i];
+
+		if (m->kind >= HTB_NCLS)
+			continue;
+		if (m->kind == CONFIG_MATCH_PORT)
+			n[m->kind] += m->port_last - m->key.port.port + 1u;
+		else if (m->kind == CONFIG_MATCH_DSCP)
+			n[m->kind] += (__u32)__builtin_popcountll(m->key.dscp);
+		else
+			n[m->kind]++;
+	}
+	for (int c = 0; c < HTB_NCLS; c++)
+		if (n[c] && kv_reserve(&p->cls[c], n[c]))
+			return -ENOMEM;
+	return 0;
 }
 
 /*
@@ -291,7 +325,7 @@ int plan_build(struct plan *p, const struct htb_config *cfg, __u32 *slot,
 	for (int c = 0; c < HTB_NCLS; c++)
 		p->cls[c].ksize = cls_desc[c].ksize;
 	p->conf = big_calloc(nslots, sizeof(*p->conf));
-	if (!p->conf)
+	if (!p->conf || reserve_entries(p, cfg))
 		return -ENOMEM;
 
 	while (tab.size < 2 * cfg->nclasses && tab.size < MEMO_MAX)

@@ -39,6 +39,8 @@ void plan_free(struct plan *p);
 void plan_fq_demand(const struct htb_config *cfg, struct fq_demand *d);
 
 /* An entry selecting slot val in both generations. */
+/* Room for n entries (0, or -ENOMEM and kv as it was). */
+int kv_reserve(struct kv *kv, __u32 n);
 int kv_push(struct kv *kv, const void *key, __u32 val);
 int kv_push_ent(struct kv *kv, const struct ent *e);
 /* The entry with this key, or NULL (kv sorted). */

@@ -163,8 +163,9 @@ static int old_cmp(const void *a, const void *b)
  * 100,392-class reload). -1 out of memory, a left as it was. */
 static int radix_old(struct old_class *a, __u32 n)
 {
-	struct old_class *tmp = malloc((size_t)(n ? n : 1) * sizeof(*tmp));
-	__u32 *count = malloc(0x10000 * sizeof(*count));
+	/* one block: two mallocs below BIG_MIN took 160 page faults */
+	__u32 *count = big_calloc(0x10000 + 2 * (size_t)n, sizeof(*count));
+	struct old_class *tmp = count ? (struct old_class *)(count + 0x10000) : NULL;
 
 	for (int pass = 0; tmp && count && pass < 2; pass++) {
 		struct old_class *src = pass ? tmp : a, *dst = pass ? a : tmp;
@@ -183,13 +184,9 @@ static int radix_old(struct old_class *a, __u32 n)
 		for (__u32 i = 0; i < n; i++)
 			dst[count[(src[i].classid >> sh) & 0xffff]++] = src[i];
 	}
-	if (!tmp || !count) {
-		free(tmp);
-		free(count);
+	if (!count)
 		return -1;
-	}
-	free(tmp);
-	free(count);
+	big_free(count);
 	return 0;
 }
 
@@ -212,6 +209,28 @@ static void index_old(struct reload_run *r)
 		qsort(r->old, r->nold, sizeof(*r->old), old_cmp);
 }
 
+/* old, slot, newslots, used and kept in one zeroed block (r->old frees
+ * it): calloc'ed apart, each below BIG_MIN, they took about 250 page
+ * faults of 4 KiB at 100,392 classes (docs/log.md 2026-12-06, second
+ * reload section). */
+static int alloc_index(struct reload_run *r, __u32 hw, __u32 nc)
+{
+	size_t slot_at = (size_t)hw * sizeof(*r->old),
+	       new_at = slot_at + (size_t)nc * sizeof(*r->slot),
+	       used_at = new_at + (size_t)nc * sizeof(*r->newslots),
+	       kept_at = used_at + r->cap;
+	char *p = big_calloc(kept_at + hw + 1, 1);
+
+	if (!p)
+		return -1;
+	r->old = (struct old_class *)p;
+	r->slot = (__u32 *)(p + slot_at);
+	r->newslots = (__u32 *)(p + new_at);
+	r->used = (unsigned char *)(p + used_at);
+	r->kept = (unsigned char *)(p + kept_at);
+	return 0;
+}
+
 /* class_conf of the tree in force. A reload that finished leaves both
  * generations equal (and the shadow of the classifier maps current); one
  * that did not, or a fresh load, makes this one read both. */
@@ -224,13 +243,7 @@ static int read_tree(struct reload_run *r)
 	r->synced = r->trusted && (r->s.m.flags & META_F_GENS_SYNCED);
 	r->active = big_calloc(hw, sizeof(*r->active));
 	r->inactive = r->synced ? r->active : big_calloc(hw, sizeof(*r->inactive));
-	r->old = alloc_n(hw, sizeof(*r->old));
-	r->used = alloc_n(r->cap, 1);
-	r->kept = alloc_n(hw, 1);
-	r->slot = alloc_n(nc, sizeof(*r->slot));
-	r->newslots = alloc_n(nc, sizeof(*r->newslots));
-	if (!r->active || !r->inactive || !r->old || !r->used || !r->kept ||
-	    !r->slot || !r->newslots)
+	if (!r->active || !r->inactive || alloc_index(r, hw, nc))
 		return out_of_memory(r);
 	rc = array_read(r->maps.fd[M_CONF], r->gen * r->cap, hw, r->active,
 			sizeof(*r->active), 0);
@@ -824,11 +837,7 @@ void loader_reload_free(struct reload_run *r)
 	if (r->inactive != r->active)
 		big_free(r->inactive);
 	big_free(r->active);
-	free(r->old);
-	free(r->used);
-	free(r->kept);
-	free(r->slot);
-	free(r->newslots);
+	big_free(r->old);	/* and slot, newslots, used, kept */
 	free(r->gone);
 	free(r->wslots);
 	free(r->cslots);

@@ -855,3 +855,96 @@ Test(config, the_main_major_of_the_leaves)
 	cr_expect_eq(top, 0xfff0);
 	config_free(&cfg);
 }
+
+/* config/match.c reads dotted quads itself and leaves the rest to
+ * inet_pton: what it takes, and the bytes, are inet_pton's. */
+Test(matches, dotted_quads_as_inet_pton)
+{
+	static const char *const addrs[] = {
+		"1.2.3.4", "0.0.0.0", "255.255.255.255", "198.18.0.10",
+		"01.2.3.4", "1.2.3.04", "00.1.2.3", "1.2.3.256", "1.2.3.2555",
+		"1.2.3", "1.2.3.4.5", "1..3.4", "1.2.3.", ".1.2.3", "1.2.3.4x",
+		"1.2.3.-4", "1.2.3.0x4", "::ffff:1.2.3.4", "1.2.3.4:5",
+	};
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		__u8 want[16];
+		int v4 = inet_pton(AF_INET, addrs[i], want) == 1;
+		bool ok = v4 || inet_pton(AF_INET6, addrs[i], want) == 1;
+		struct htb_config cfg;
+		char *diag = NULL;
+
+		snprintf(text, sizeof(text), "[class 1:1]\nrate = 1mbit\nmatch = dst %s\n", addrs[i]);
+		cr_assert_eq(parse(text, &cfg, &diag), ok ? 0 : -1, "%s: %s", addrs[i], diag);
+		if (v4) {
+			cr_assert_eq(cfg.matches[0].kind, CONFIG_MATCH_DST4, "%s", addrs[i]);
+			cr_assert_arr_eq(cfg.matches[0].key.lpm4.addr, want, 4, "%s", addrs[i]);
+		}
+		if (ok)
+			config_free(&cfg);
+		free(diag);
+	}
+}
+
+/* A value is parsed once per run of the same text (config/keys.c
+ * memo_val): the same value each time, a new text parsed anew, and a bad
+ * value reported at each line it is on. */
+Test(diag, repeated_values)
+{
+	struct htb_config cfg;
+	char *diag;
+
+	parse_ok("[class 1:1]\nrate = 8mbit\n"
+		 "[class 1:2]\nparent = 1\nrate = 2mbit\nceil = 4mbit\n"
+		 "[class 1:3]\nparent = 1\nrate = 2mbit\nceil = 4mbit\n"
+		 "[class 1:4]\nparent = 1\nrate = 3mbit\nceil = 4mbit\n"
+		 "[class 1:5]\nparent = 1:1\nrate = 2mbit\n", &cfg);
+	cr_assert_eq(cls(&cfg, 0x10002)->rate, 250000);
+	cr_assert_eq(cls(&cfg, 0x10003)->rate, 250000);
+	cr_assert_eq(cls(&cfg, 0x10004)->rate, 375000);
+	cr_assert_eq(cls(&cfg, 0x10005)->rate, 250000);
+	cr_assert_eq(cls(&cfg, 0x10004)->ceil, 500000);
+	for (__u32 m = 2; m <= 5; m++)
+		cr_assert_eq(cls(&cfg, 0x10000 | m)->parent, (__u32)config_find_class(&cfg, 0x10001));
+	config_free(&cfg);
+
+	diag = refused("[class 1:1]\nrate = 8mbit\n"
+		       "[class 1:2]\nparent = 1\nrate = 2mbt\n"
+		       "[class 1:3]\nparent = 1\nrate = 2mbt\n");
+	cr_assert_str_eq(diag,
+			 "t.ini:5: invalid rate '2mbt' for 'rate': unknown unit\n"
+			 "t.ini:8: invalid rate '2mbt' for 'rate': unknown unit\n");
+	free(diag);
+}
+
+/* From about 58 kB of text the class and match arrays are reserved from
+ * its length (config/keys.c cfg_reserve): many classes, and few classes in
+ * a long text, parse as ever. */
+Test(diag, long_texts)
+{
+	size_t cap = 4 << 20, off = 0;
+	char *text = malloc(cap);
+	struct htb_config cfg;
+
+	cr_assert_not_null(text);
+	off += snprintf(text + off, cap - off, "[class 1:1]\nrate = 100mbit\n");
+	for (unsigned i = 2; i <= 20000; i++)
+		off += snprintf(text + off, cap - off,
+				"[class 1:%x]\nparent = 1:1\nrate = 1kbit\nmatch = dst 10.%u.%u.%u\n",
+				i, i >> 16, (i >> 8) & 0xff, i & 0xff);
+	parse_ok(text, &cfg);
+	cr_assert_eq(cfg.nclasses, 20000);
+	cr_assert_eq(cfg.nmatches, 19999);
+	cr_assert_eq(cls(&cfg, 0x14e20)->matches[0].key.lpm4.addr[3], 0x20);
+	config_free(&cfg);
+
+	off = snprintf(text, cap, "[class 1:1]\nrate = 1mbit\n");
+	while (off < (2u << 20))
+		off += snprintf(text + off, cap - off, "# %100s\n", "");
+	snprintf(text + off, cap - off, "[class 1:2]\nparent = 1:1\nrate = 1kbit\n");
+	parse_ok(text, &cfg);
+	cr_assert_eq(cfg.nclasses, 2);
+	config_free(&cfg);
+	free(text);
+}
