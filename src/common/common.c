@@ -264,12 +264,29 @@ out:
 	return rc;
 }
 
-/* Whom st lets change the file: its owner is root or the caller, and
- * neither group nor others may write it (a directory: unless sticky, as
- * /tmp is, where others may not rename over what is not theirs). */
+/* The user root acts for: under sudo, the one who ran it (SUDO_UID,
+ * which only root's own environment sets; an operator's clone of the
+ * project stays theirs), else nobody but root. */
+static bool sudo_user(uid_t uid)
+{
+	const char *v = geteuid() == 0 ? getenv("SUDO_UID") : NULL;
+	char *end;
+	unsigned long u;
+
+	if (!v || !*v)
+		return false;
+	errno = 0;
+	u = strtoul(v, &end, 10);
+	return !*end && !errno && u == uid;
+}
+
+/* Whom st lets change the file: its owner is root, the caller or the user
+ * the caller runs sudo for, and neither group nor others may write it (a
+ * directory: unless sticky, as /tmp is, where others may not rename over
+ * what is not theirs). */
 static const char *untrusted(const struct stat *st)
 {
-	if (st->st_uid != 0 && st->st_uid != geteuid())
+	if (st->st_uid != 0 && st->st_uid != geteuid() && !sudo_user(st->st_uid))
 		return "owned by another user";
 	if ((st->st_mode & 022) && !(S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX)))
 		return "writable by group or others";

@@ -77,9 +77,10 @@ int parse_kwargs(const struct ctx *ctx, int argc, char **argv,
  * before fill runs. On failure the old file stays and one line is
  * printed.
  */
-/* A file htbctl acts on as root (a config): 0 when its owner is root or
- * the caller and neither group nor others may write it or its directory
- * (unless that is sticky); else -1 with one line naming WHAT and why. */
+/* A file htbctl acts on as root (a config): 0 when its owner is root, the
+ * caller or the user root runs sudo for, and neither group nor others may
+ * write it or its directory (unless that is sticky); else -1 with one line
+ * naming WHAT and why. */
 int file_trusted(const struct ctx *ctx, const char *what, const char *path);
 
 int write_file_atomic(const struct ctx *ctx, const char *file,

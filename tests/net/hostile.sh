@@ -69,6 +69,10 @@ test_config_others_could_change_refused() {
 	refused_with 1 "a.ini: owned by another user" \
 		timeout 10 nsenter --net=/run/netns/"$SND_NS" "$HTBCTL" daemon dev "$SND_IF" config "$tmp/a.ini" --no-qdisc
 	[ ! -e "/sys/fs/bpf/htbctl/$SND_IF" ] || fail "a refused config was loaded"
+	# root acting for that user through sudo loads the user's own file
+	SUDO_UID=$(id -u nobody) in_snd "$HTBCTL" load dev "$SND_IF" config "$tmp/a.ini" --no-qdisc > "$tmp/out" 2>&1 ||
+		fail "sudo for the file's owner: $(oneline "$tmp/out")"
+	in_snd "$HTBCTL" unload dev "$SND_IF" > /dev/null 2>&1
 	chown root "$tmp/a.ini"
 	mkdir -m 777 "$tmp/open" && cp -p "$tmp/a.ini" "$tmp/b.ini" "$tmp/open/"
 	refused_with 1 "open/a.ini: its directory is writable by group or others (uid 0, mode 0777)" \
