@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* htbctl import dev IFACE | script FILE [dev NAME] [-o FILE] |
- * libreqos CSV JSON [--upload-dev IFACE] [--root-mbps DOWN/UP]
- * [--keep-ids FILE] [-o FILE]: arguments, the source read, the config
- * written (src/import/ does the work). */
+ * libreqos CSV JSON [import libreqos's options, take_libreqos_opts's table]
+ * [-o FILE]: arguments, the source read, the config written (src/import/
+ * does the work). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

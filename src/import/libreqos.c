@@ -10,7 +10,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -625,7 +624,7 @@ static int parse_prefix(struct lqos *q, const struct lq_row *r, int col, const c
 /* A row's device as its addresses share it. */
 struct lq_dev {
 	char *name, *id;
-	unsigned owner;		/* the address that owns the copies, UINT_MAX: none yet */
+	bool copied;		/* name and id are copies an address owns */
 };
 
 static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char *word,
@@ -655,9 +654,9 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 	/* the row's device, one copy for all its addresses (a copy each was
 	 * a fifth of a 100,000-circuit import's page faults); the first
 	 * address owns it */
-	e->owns_dev = dev->owner == UINT_MAX;
+	e->owns_dev = !dev->copied;
 	if (e->owns_dev) {
-		dev->owner = q->naddr - 1;
+		dev->copied = true;
 		dev->name = strdup(r->v[COL_DEVICE_NAME]);
 		dev->id = strdup(r->v[COL_DEVICE_ID]);
 	}
@@ -673,7 +672,7 @@ static int add_addr(struct lqos *q, const struct lq_row *r, int col, const char 
 static int row_addrs(struct lqos *q, const struct lq_row *r, unsigned ci)
 {
 	static const int acol[2] = { COL_IPV4, COL_IPV6 };
-	struct lq_dev dev = { .owner = UINT_MAX };
+	struct lq_dev dev = { 0 };
 	unsigned before = q->naddr;
 
 	for (int i = 0; i < 2; i++) {

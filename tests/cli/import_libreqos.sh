@@ -288,8 +288,8 @@ test_duplicate_address_node_names() {
 	  "AP_0": {"downloadBandwidthMbps": 300, "uploadBandwidthMbps": 100}}}}'
 	lq_claims "d.csv:3: IPv4 100.64.0.1/32 of circuit '2' is also at line 2 (circuit '1'), which keeps it"
 }
-# The circuit written last is the one on the node written last, whatever
-# the rows' order: AP_1's circuit (after Site_A's own) keeps the prefix.
+# LibreQoS maps a node's own circuits before its children's, whatever the
+# rows' order: AP_1's circuit (after Site_A's own) keeps the prefix.
 test_duplicate_address_tree_order() {
 	csv "$ok_row" '2,B,2,y,Site_A,,100.64.0.1,,1,1,10,5,' '2,B,3,z,Site_A,,100.64.0.9,,1,1,10,5,'
 	net

@@ -296,10 +296,11 @@ Test(lqos, circuits_merged_and_placed)
 	cr_assert_eq(q.nclasses, 7);
 }
 
-/* A prefix in two circuits: the one written last keeps it, as LibreQoS's
- * mapping (the later replaces the earlier), whatever the file's order:
- * circuit 8 hangs on S and is written before A1's circuit 7. A prefix
- * twice in one circuit is written once. Each dropped claim: a warning. */
+/* A prefix in two circuits: the one LibreQoS maps last keeps it (the
+ * later mapping replaces the earlier), whatever the file's order: S's own
+ * circuit 8 is mapped before its children's, A1's 7, then A2's 9 (names
+ * in order). A prefix twice in one circuit is written once. Each dropped
+ * claim: a warning. */
 Test(lqos, a_prefix_claimed_twice)
 {
 	cr_assert_eq(lq(HDR
@@ -311,7 +312,7 @@ Test(lqos, a_prefix_claimed_twice)
 	cr_assert_eq(q.nkept_addr, 2);
 	/* 10.0.0.1: circuit 7 (1:6) over circuit 8 (1:4) */
 	cr_assert(!q.addr[0].dropped && q.addr[2].dropped);
-	/* 10.0.0.2: circuit 9 (A2's, written last) over 7 and 8; its repeat once */
+	/* 10.0.0.2: circuit 9 (A2's, mapped last) over 7 and 8; its repeat once */
 	cr_assert(q.addr[1].dropped && q.addr[3].dropped && !q.addr[4].dropped && q.addr[5].dropped);
 	cr_assert_eq(q.nwarn, 4);
 	cr_assert_str_eq(q.warns[0], "d.csv:3: IPv4 10.0.0.1/32 of circuit '8' is also at line 2 "
