@@ -227,13 +227,15 @@ static int warn_cut(struct lqos *q, unsigned b, const __u64 sum[2], const __u64 
 /* LibreQoS's attach_circuits: where the Mins of a node's own circuits
  * add up past the node's rate in either direction, every one of them is
  * cut in both (LibreQoS sets them to 1 Mbps, raising a Min of 0.5; here a
- * Min is only ever lowered, so that the sum does fit). The rate compared is the node's
- * guarantee here, which is LibreQoS's (its bandwidth, capped at its
- * parent's) unless its siblings oversubscribe their parent. */
-static int cut_mins(struct lqos *q, unsigned b)
+ * Min is only ever lowered, so that the sum does fit). The rate compared
+ * is the node's guarantee here, which is LibreQoS's (its bandwidth, capped
+ * at its parent's) unless its siblings oversubscribe their parent.
+ * cmin[2 * b + k]: the Mins as they are then, for node_rate. */
+static int cut_mins(struct lqos *q, unsigned b, __u64 *cmin)
 {
 	unsigned n = q->cstart[b + 1] - q->cstart[b];
-	__u64 sum[2], rate[2], to[2];
+	__u64 *sum = cmin + 2 * b, rate[2], to[2];
+	int rc;
 
 	bucket_mins(q, b, sum);
 	for (int k = 0; k < 2; k++)
@@ -247,7 +249,9 @@ static int cut_mins(struct lqos *q, unsigned b)
 		for (int k = 0; k < 2; k++)
 			c->min[k] = to[k] < c->min[k] ? to[k] : c->min[k];
 	}
-	return warn_cut(q, b, sum, rate, to);
+	rc = warn_cut(q, b, sum, rate, to);
+	bucket_mins(q, b, sum);
+	return rc;
 }
 
 /* What the shaped children of each class ask: sum[2 * (b + 1) + k], b
@@ -272,16 +276,14 @@ static void child_demand(struct lqos *q, __u64 *sum)
  * their bandwidths (a rate is HTB's guarantee, honoured without asking
  * the parent, so children must not be promised more than it has).
  * Rounded down to kbit, at least 1kbit. */
-static void node_rate(struct lqos *q, unsigned i, const __u64 *want)
+static void node_rate(struct lqos *q, unsigned i, const __u64 *want, const __u64 *cmin)
 {
 	struct lq_node *d = &q->nodes[i];
 	unsigned b = d->up < 0 ? q->nnodes : (unsigned)d->up;
-	__u64 cmin[2];
 
-	bucket_mins(q, b, cmin);
 	for (int k = 0; k < 2; k++) {
 		__u64 have = bucket_rate(q, b, k), w = want[2 * (d->up + 1) + k];
-		__u64 avail = have > cmin[k] ? have - cmin[k] : 0;
+		__u64 avail = have > cmin[2 * b + k] ? have - cmin[2 * b + k] : 0;
 		unsigned __int128 r = w > avail ? (unsigned __int128)d->bw[k] * avail / w : d->bw[k];
 
 		d->rate[k] = r >= 1000 ? (__u64)r / 1000 * 1000 : 1000;
@@ -292,28 +294,33 @@ static void node_rate(struct lqos *q, unsigned i, const __u64 *want)
  * nodes share what is left of it. */
 int lqos_node_rates(struct lqos *q)
 {
+	/* want: by the parent's node + 1 (0 the root); cmin: by bucket */
 	__u64 *want = calloc((size_t)q->nnodes + 1, 2 * sizeof(*want));
+	__u64 *cmin = calloc((size_t)q->nnodes + 1, 2 * sizeof(*cmin));
+	int rc = -1;
 
-	if (!want || lqos_group_circuits(q)) {
-		free(want);
-		return want ? -1 : lq_err(q, q->json_name, 0, "out of memory");
+	if (!want || !cmin) {
+		lq_err(q, q->json_name, 0, "out of memory");
+		goto out;
 	}
+	if (lqos_group_circuits(q))
+		goto out;
 	child_demand(q, want);
 	root_rates(q);
-	if (cut_mins(q, q->nnodes))
-		goto fail;
+	if (cut_mins(q, q->nnodes, cmin))
+		goto out;
 	for (unsigned i = 0; i < q->nnodes; i++) {
 		if (q->nodes[i].virt)
 			continue;
-		node_rate(q, i, want);
-		if (cut_mins(q, i))
-			goto fail;
+		node_rate(q, i, want, cmin);
+		if (cut_mins(q, i, cmin))
+			goto out;
 	}
+	rc = 0;
+out:
 	free(want);
-	return 0;
-fail:
-	free(want);
-	return -1;
+	free(cmin);
+	return rc;
 }
 
 /* ---- LibreQoS's order of mapping addresses ---------------------------- */
